@@ -1,0 +1,46 @@
+# smmu-vp top-level entry points. See README.md.
+#   make            install missing Debian packages, configure and build into build/
+#   make run        ... then run platform/scenarios/default.json and print its results
+#   make test       ... then run every test through CTest
+#   make bench      ... then run the wall-clock benchmarks
+#   SANITIZE=1      build with ASan+UBSan into build-asan/ (e.g. make test SANITIZE=1)
+#   WERROR=1        treat warnings as errors (CI does)
+
+SANITIZE ?= 0
+WERROR ?= 0
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+ifeq ($(SANITIZE),1)
+BUILD ?= build-asan
+else
+BUILD ?= build
+endif
+CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+  -DSMMU_VP_SANITIZE=$(if $(filter 1,$(SANITIZE)),ON,OFF) \
+  -DSMMU_VP_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
+SCENARIO ?= platform/scenarios/default.json
+OUT ?= $(BUILD)/out/default
+
+.PHONY: all deps configure build run test bench clean
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/smmu-vp run $(SCENARIO) --out $(OUT)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	./$(BUILD)/bench/smmu-vp-bench
+
+clean:
+	rm -rf build build-asan

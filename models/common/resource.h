@@ -1,0 +1,63 @@
+// A shared hardware resource (DRAM data bus, walker slot, command-queue
+// consumer, link) reserved in simulated time. A request takes the earliest
+// gap, at or after its arrival, long enough for its duration, on whichever
+// slot offers it first; later requests queue behind it without any process
+// switch. This is the contention model of the whole platform
+// (docs/architecture.md, "Timing").
+//
+// Requests may arrive out of time order: with temporal decoupling an
+// initiator running ahead may reserve the future before another reserves the
+// present. Keeping busy intervals (not just a next-free time) lets the later
+// caller use the gap in front of the earlier reservation instead of queueing
+// behind it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/sim_time.h"
+
+namespace smmu_vp {
+
+class Resource {
+ public:
+  struct Grant {
+    Ps start;   // when the request got a slot
+    Ps end;     // when it releases it
+    Ps waited;  // start - arrival
+  };
+
+  Resource(std::string name, unsigned slots);
+
+  // Reserve a slot at or after `arrival` for `duration`.
+  Grant reserve(Ps arrival, Ps duration);
+  // When a request arriving at `arrival` for `duration` would start, without reserving.
+  Ps earliest_start(Ps arrival, Ps duration) const;
+  // Forget intervals that end at or before `now`: no request can arrive
+  // earlier than the current simulation time. Keeps lookups short.
+  void retire(Ps now);
+
+  const std::string& name() const { return name_; }
+  unsigned slots() const { return static_cast<unsigned>(busy_.size()); }
+  uint64_t requests() const { return requests_; }
+  Ps busy_time() const { return busy_time_; }  // summed over slots
+  Ps wait_time() const { return waited_; }     // summed over requests
+  Ps last_end() const { return last_end_; }
+  size_t tracked_intervals() const;
+
+ private:
+  using Intervals = std::map<Ps, Ps>;  // start -> end, disjoint, adjacent ones merged
+  static Ps first_fit(const Intervals& busy, Ps arrival, Ps duration);
+  static void insert(Intervals& busy, Ps start, Ps end);
+
+  std::string name_;
+  std::vector<Intervals> busy_;
+  uint64_t requests_ = 0;
+  Ps busy_time_ = 0;
+  Ps waited_ = 0;
+  Ps last_end_ = 0;
+};
+
+}  // namespace smmu_vp

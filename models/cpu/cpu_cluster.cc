@@ -1,0 +1,248 @@
+#include "cpu/cpu_cluster.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "common/tlm_time.h"
+
+namespace smmu_vp {
+
+CpuCore* CpuCore::current_ = nullptr;
+
+namespace {
+std::string stat(const CpuCore& c, const char* leaf) { return std::string(c.name()) + "." + leaf; }
+}  // namespace
+
+CpuCore::CpuCore(sc_core::sc_module_name name, unsigned id, CpuCluster& cluster)
+    : sc_module(name),
+      socket("socket"),
+      id_(id),
+      cluster_(cluster),
+      cycle_ps_(ns_to_ps(1000.0 / cluster.config().frequency_mhz)),
+      cfg_cpu_relax_cycles_(cluster.config().cpu_relax_cycles),
+      track_("cpu" + std::to_string(id)),
+      mmio_accesses_(cluster.stats().counter(stat(*this, "mmio_accesses"))),
+      dram_accesses_(cluster.stats().counter(stat(*this, "dram_accesses"))),
+      bus_errors_(cluster.stats().counter(stat(*this, "bus_errors"))),
+      atomics_(cluster.stats().counter(stat(*this, "atomics"))),
+      line_transfers_(cluster.stats().counter(stat(*this, "cacheline_transfers"))),
+      wfe_(cluster.stats().counter(stat(*this, "wfe"))),
+      wfe_sleep_ps_(cluster.stats().counter(stat(*this, "wfe_sleep_ps"))),
+      wfi_sleep_ps_(cluster.stats().counter(stat(*this, "wfi_sleep_ps"))),
+      irqs_taken_(cluster.stats().counter(stat(*this, "irqs_taken"))),
+      spurious_irqs_(cluster.stats().counter(stat(*this, "spurious_irqs"))) {
+  if (cycle_ps_ == 0) throw std::invalid_argument("cpu frequency too high: cycle rounds to 0 ps");
+  SC_THREAD(run);
+  set_stack_size(cluster.config().stack_kib * 1024);
+  qk_.reset();
+}
+
+void CpuCore::set_program(std::function<int()> entry, std::string label) {
+  entry_ = std::move(entry);
+  label_ = std::move(label);
+}
+
+void CpuCore::run() {
+  if (!entry_) return;
+  current_ = this;
+  start_time_ = now();
+  exit_code_ = entry_();
+  current_ = this;
+  qk_.sync();
+  current_ = this;
+  finished_ = true;
+  finish_time_ = now_ps();
+  if (cluster_.trace()) cluster_.trace()->span(track_, label_, start_time_, finish_time_ - start_time_);
+  cluster_.core_done(*this);
+}
+
+void CpuCore::fatal(const std::string& why) {
+  failure_ = why;
+  exit_code_ = -1;
+  finished_ = true;
+  finish_time_ = now();
+  cluster_.core_done(*this);
+  // Park this thread for good: the run is over (the platform stops the kernel).
+  sc_core::sc_event never;
+  for (;;) sc_core::wait(never);
+}
+
+Ps CpuCore::now() const { return sc_to_ps(qk_.get_current_time()); }
+
+void CpuCore::advance(Ps ps) {
+  qk_.inc(ps_to_sc(ps));
+  if (qk_.need_sync()) sync();
+}
+
+void CpuCore::sync() {
+  qk_.sync();
+  after_wait();
+  if (!irq_masked_) take_interrupts();
+}
+
+void CpuCore::take_interrupts() {
+  InterruptControllerCore& ic = cluster_.intc().core();
+  int line;
+  while ((line = ic.take_pending(id_, now())) >= 0) {
+    const CpuCluster::IrqHandler* h = cluster_.irq_handler(static_cast<unsigned>(line));
+    if (!h) {
+      spurious_irqs_.add();
+      continue;
+    }
+    irqs_taken_.add();
+    const Ps t0 = now();
+    irq_masked_ = true;
+    (*h)(static_cast<unsigned>(line));
+    irq_masked_ = false;
+    if (cluster_.trace())
+      cluster_.trace()->span(track_, "irq " + std::to_string(line), t0, now() - t0, {{"line", line}});
+  }
+}
+
+bool CpuCore::access(bool is_write, uint64_t addr, void* data, unsigned len) {
+  const bool dram = cluster_.is_dram(addr, len);
+  if (!dram) sync();
+  (dram ? dram_accesses_ : mmio_accesses_).add();
+  trans_.set_command(is_write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  trans_.set_address(addr);
+  trans_.set_data_ptr(static_cast<unsigned char*>(data));
+  trans_.set_data_length(len);
+  trans_.set_streaming_width(len);
+  trans_.set_byte_enable_ptr(nullptr);
+  trans_.set_dmi_allowed(false);
+  trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = qk_.get_local_time();
+  socket->b_transport(trans_, delay);
+  qk_.set(delay);
+  const bool ok = trans_.is_response_ok();
+  if (!ok) {
+    bus_errors_.add();
+    if (!is_write) std::memset(data, 0xff, len);
+  }
+  if (qk_.need_sync()) sync();
+  return ok;
+}
+
+void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
+  sync();
+  atomics_.add();
+  const CpuConfig& cfg = cluster_.config();
+  const bool moved = cluster_.coherence().access(reinterpret_cast<uintptr_t>(addr), id_, is_write);
+  Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
+  if (moved) {
+    line_transfers_.add();
+    cost += ns_to_ps(cfg.cacheline_transfer_ns);
+  }
+  // The access itself happens now; the core then pays for it.
+  qk_.inc(ps_to_sc(cost));
+}
+
+void CpuCore::barrier(Barrier kind) {
+  sync();
+  const CpuConfig& cfg = cluster_.config();
+  switch (kind) {
+    case Barrier::kDmb: cycles(cfg.dmb_cycles); break;
+    case Barrier::kDsb: cycles(cfg.dsb_cycles); break;
+    case Barrier::kIsb: cycles(cfg.isb_cycles); break;
+  }
+}
+
+void CpuCore::wfe() {
+  wfe_.add();
+  sync();
+  if (event_register_) {
+    event_register_ = false;
+    return;
+  }
+  const Ps t0 = now();
+  const double stream_ns = cluster_.config().event_stream_ns;
+  sc_core::sc_event_or_list wake = cluster_.sev_event() | cluster_.intc().wake_event(id_);
+  if (stream_ns > 0.0) {
+    // The event stream ticks on a global grid, so wake-ups are deterministic.
+    const Ps period = ns_to_ps(stream_ns);
+    const Ps next_tick = (t0 / period + 1) * period;
+    sc_core::wait(ps_to_sc(next_tick - t0), wake);
+  } else {
+    sc_core::wait(wake);
+  }
+  after_wait();
+  event_register_ = false;
+  const Ps slept = now() - t0;
+  wfe_sleep_ps_.add(slept);
+  if (cluster_.trace() && slept) cluster_.trace()->span(track_, "wfe", t0, slept);
+  if (!irq_masked_) take_interrupts();
+}
+
+void CpuCore::wfi() {
+  sync();
+  const Ps t0 = now();
+  InterruptControllerCore& ic = cluster_.intc().core();
+  for (;;) {
+    const Ps pending = ic.next_pending(id_);
+    const Ps t = now();
+    if (pending <= t) break;
+    if (pending == InterruptControllerCore::kNotPending) sc_core::wait(cluster_.intc().wake_event(id_));
+    else sc_core::wait(ps_to_sc(pending - t), cluster_.intc().wake_event(id_));
+    after_wait();
+  }
+  const Ps slept = now() - t0;
+  wfi_sleep_ps_.add(slept);
+  if (cluster_.trace() && slept) cluster_.trace()->span(track_, "wfi", t0, slept);
+  if (!irq_masked_) take_interrupts();
+}
+
+void CpuCore::sev() {
+  sync();
+  cluster_.send_event();
+}
+
+unsigned CpuCore::irq_save() {
+  const unsigned was = irq_masked_ ? 1u : 0u;
+  irq_masked_ = true;
+  return was;
+}
+
+void CpuCore::irq_restore(unsigned flags) {
+  irq_masked_ = flags != 0;
+  if (!irq_masked_) take_interrupts();
+}
+
+CpuCluster::CpuCluster(sc_core::sc_module_name name, const CpuConfig& cfg, uint64_t dram_base,
+                       uint64_t dram_size, InterruptController& intc, StatsRegistry& stats, TraceSink* trace)
+    : sc_module(name),
+      cfg_(cfg),
+      dram_base_(dram_base),
+      dram_size_(dram_size),
+      intc_(intc),
+      stats_(stats),
+      trace_(trace),
+      handlers_(intc.core().lines()) {
+  if (cfg_.count == 0 || cfg_.count > CoherenceTracker::kMaxCores)
+    throw std::invalid_argument("cpu count must be 1.." + std::to_string(CoherenceTracker::kMaxCores));
+  tlm_utils::tlm_quantumkeeper::set_global_quantum(ps_to_sc(ns_to_ps(cfg_.quantum_ns)));
+  for (unsigned i = 0; i < cfg_.count; ++i)
+    cores_.push_back(std::make_unique<CpuCore>(("cpu" + std::to_string(i)).c_str(), i, *this));
+}
+
+void CpuCluster::send_event() {
+  for (auto& c : cores_) c->set_event_register();
+  sev_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+bool CpuCluster::set_irq_handler(unsigned line, IrqHandler handler) {
+  if (line >= handlers_.size() || handlers_[line]) return false;
+  handlers_[line] = std::move(handler);
+  return true;
+}
+
+bool CpuCluster::clear_irq_handler(unsigned line) {
+  if (line >= handlers_.size() || !handlers_[line]) return false;
+  handlers_[line] = nullptr;
+  return true;
+}
+
+const CpuCluster::IrqHandler* CpuCluster::irq_handler(unsigned line) const {
+  return (line < handlers_.size() && handlers_[line]) ? &handlers_[line] : nullptr;
+}
+
+}  // namespace smmu_vp

@@ -1,0 +1,178 @@
+// CPU cores that run sw/ code. Each core is an SC_THREAD executing a C entry
+// point; the HAL (platform/hal) turns sw/ calls into the methods below.
+//
+// Time: each core keeps a local offset ahead of sc_time_stamp() (TLM-2.0
+// temporal decoupling with a quantum keeper). Compute annotations and DRAM
+// accesses add to it; MMIO accesses, atomics, barriers, WFE/WFI synchronise
+// first. Interrupts are taken at synchronisation points and while sleeping.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/tlm_quantumkeeper.h>
+
+#include "common/sim_time.h"
+#include "common/stats.h"
+#include "common/trace.h"
+#include "cpu/coherence.h"
+#include "cpu/interrupt_controller.h"
+
+namespace smmu_vp {
+
+struct CpuConfig {
+  unsigned count = 4;
+  double frequency_mhz = 2000.0;
+  double quantum_ns = 500.0;           // max local time ahead of the kernel
+  uint64_t shared_load_cycles = 4;     // hal_load* of a line this core holds
+  uint64_t atomic_cycles = 20;         // store / RMW on a line this core owns
+  double cacheline_transfer_ns = 40.0; // line held by another core
+  uint64_t dmb_cycles = 10;
+  uint64_t dsb_cycles = 40;
+  uint64_t isb_cycles = 20;
+  uint64_t cpu_relax_cycles = 10;
+  double event_stream_ns = 100000.0;   // periodic WFE wake-up; 0 disables
+  uint64_t stack_kib = 1024;           // host stack of each core's thread
+};
+
+class CpuCluster;
+
+class CpuCore : public sc_core::sc_module {
+ public:
+  enum class Barrier { kDmb, kDsb, kIsb };
+
+  tlm_utils::simple_initiator_socket<CpuCore> socket;
+
+  SC_HAS_PROCESS(CpuCore);
+  CpuCore(sc_core::sc_module_name name, unsigned id, CpuCluster& cluster);
+
+  // The core whose thread is running now; nullptr outside sw/ code.
+  static CpuCore* current() { return current_; }
+
+  // Program to run: set before simulation starts. A core without one idles.
+  void set_program(std::function<int()> entry, std::string label);
+  bool has_program() const { return static_cast<bool>(entry_); }
+
+  unsigned id() const { return id_; }
+  const std::string& label() const { return label_; }
+
+  // ---- time
+  Ps now() const;
+  void advance(Ps ps);
+  void cycles(uint64_t n) { advance(n * cycle_ps_); }
+  Ps cycle_ps() const { return cycle_ps_; }
+  void sync();
+
+  // ---- bus: false on a bus error (data of a failed read is all ones)
+  bool access(bool is_write, uint64_t addr, void* data, unsigned len);
+  uint64_t bus_errors() const { return bus_errors_.value(); }
+
+  // ---- shared memory: call before performing an atomic on `addr`
+  void before_shared_access(const volatile void* addr, bool is_write);
+  void barrier(Barrier kind);
+  void cpu_relax() { cycles(cfg_cpu_relax_cycles_); }
+
+  // ---- events and interrupts
+  void wfe();
+  void wfi();
+  void sev();
+  unsigned irq_save();
+  void irq_restore(unsigned flags);
+  void set_event_register() { event_register_ = true; }
+
+  // Stops this core's program with an error; the run ends with it.
+  [[noreturn]] void fatal(const std::string& why);
+
+  // ---- outcome
+  bool finished() const { return finished_; }
+  int exit_code() const { return exit_code_; }
+  const std::string& failure() const { return failure_; }
+  Ps finish_time() const { return finish_time_; }
+
+ private:
+  void run();
+  void take_interrupts();
+  void after_wait() { current_ = this; }
+
+  static CpuCore* current_;
+
+  unsigned id_;
+  CpuCluster& cluster_;
+  Ps cycle_ps_;
+  uint64_t cfg_cpu_relax_cycles_;
+  tlm_utils::tlm_quantumkeeper qk_;
+  tlm::tlm_generic_payload trans_;
+  std::function<int()> entry_;
+  std::string label_;
+  std::string track_;
+  bool event_register_ = false;
+  bool irq_masked_ = false;
+  bool finished_ = false;
+  int exit_code_ = 0;
+  std::string failure_;
+  Ps start_time_ = 0;
+  Ps finish_time_ = 0;
+
+  Counter& mmio_accesses_;
+  Counter& dram_accesses_;
+  Counter& bus_errors_;
+  Counter& atomics_;
+  Counter& line_transfers_;
+  Counter& wfe_;
+  Counter& wfe_sleep_ps_;
+  Counter& wfi_sleep_ps_;
+  Counter& irqs_taken_;
+  Counter& spurious_irqs_;
+};
+
+class CpuCluster : public sc_core::sc_module {
+ public:
+  using IrqHandler = std::function<void(unsigned line)>;
+
+  CpuCluster(sc_core::sc_module_name name, const CpuConfig& cfg, uint64_t dram_base, uint64_t dram_size,
+             InterruptController& intc, StatsRegistry& stats, TraceSink* trace);
+
+  unsigned size() const { return static_cast<unsigned>(cores_.size()); }
+  CpuCore& core(unsigned i) { return *cores_[i]; }
+  const CpuConfig& config() const { return cfg_; }
+  InterruptController& intc() { return intc_; }
+  StatsRegistry& stats() { return stats_; }
+  TraceSink* trace() { return trace_; }
+  CoherenceTracker& coherence() { return coherence_; }
+  bool is_dram(uint64_t addr, uint64_t len) const {
+    return addr >= dram_base_ && len <= dram_size_ && addr - dram_base_ <= dram_size_ - len;
+  }
+
+  // SEV from a core or a device: every core's event register is set and cores
+  // sleeping in WFE wake.
+  void send_event();
+  sc_core::sc_event& sev_event() { return sev_event_; }
+
+  // Handlers run on the core the line is routed to.
+  bool set_irq_handler(unsigned line, IrqHandler handler);
+  bool clear_irq_handler(unsigned line);
+  const IrqHandler* irq_handler(unsigned line) const;
+
+  // Called when a core's program returns or fails.
+  void set_on_core_done(std::function<void(CpuCore&)> fn) { on_core_done_ = std::move(fn); }
+  void core_done(CpuCore& c) { if (on_core_done_) on_core_done_(c); }
+
+ private:
+  CpuConfig cfg_;
+  uint64_t dram_base_, dram_size_;
+  InterruptController& intc_;
+  StatsRegistry& stats_;
+  TraceSink* trace_;
+  CoherenceTracker coherence_;
+  sc_core::sc_event sev_event_;
+  std::vector<IrqHandler> handlers_;
+  std::vector<std::unique_ptr<CpuCore>> cores_;
+  std::function<void(CpuCore&)> on_core_done_;
+};
+
+}  // namespace smmu_vp

@@ -1,0 +1,47 @@
+// Address router: decodes the platform address map, forwards each transaction
+// to the target owning the range with the address made relative to the range's
+// base, and adds one interconnect hop of latency. Addresses no range claims get
+// TLM_ADDRESS_ERROR_RESPONSE. DMI and debug accesses are forwarded with the
+// same translation; DMI invalidations are mapped back and broadcast upstream.
+#pragma once
+
+#include <string>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include "common/stats.h"
+#include "memory/address_map.h"
+
+namespace smmu_vp {
+
+class Router : public sc_core::sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<Router> upstream;
+  tlm_utils::multi_passthrough_initiator_socket<Router> downstream;
+
+  Router(sc_core::sc_module_name name, double hop_latency_ns, StatsRegistry& stats);
+
+  // Claims [base, base + size) for `target`, binding a new downstream port.
+  // Throws std::invalid_argument on overlap.
+  void map(const std::string& range_name, uint64_t base, uint64_t size,
+           tlm::tlm_target_socket<>& target);
+
+  const AddressMap& address_map() const { return map_; }
+
+ private:
+  void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  bool get_direct_mem_ptr(int id, tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
+  unsigned int transport_dbg(int id, tlm::tlm_generic_payload& trans);
+  void invalidate_direct_mem_ptr(int port, sc_dt::uint64 start, sc_dt::uint64 end);
+
+  AddressMap map_;
+  unsigned next_port_ = 0;
+  sc_core::sc_time hop_latency_;
+  Counter& transactions_;
+  Counter& decode_errors_;
+};
+
+}  // namespace smmu_vp

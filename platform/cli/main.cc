@@ -1,0 +1,195 @@
+// smmu-vp command line: run a scenario, list apps, print the config reference.
+// Exit codes: 0 success, 1 internal error, 2 bad input (command line, config,
+// firmware, output directory), 3 an app failed, 4 time limit, 5 deadlock.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+#include <systemc>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "config/run_config.h"
+#include "firmware_loader.h"
+#include "output/summary.h"
+#include "output/trace_writer.h"
+#include "platform.h"
+#include "apps/apps.h"
+
+#ifndef SMMU_VP_VERSION
+#define SMMU_VP_VERSION "unknown"
+#endif
+
+namespace {
+
+// SystemC prints its banner on stdout unless this is set before it starts;
+// a static initialiser runs before SystemC's main().
+const bool kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0;
+
+constexpr int kExitInternal = 1;
+constexpr int kExitBadInput = 2;
+
+struct RunArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string out = "out";
+  bool trace = false;
+  std::string log_level = "info";
+  std::optional<uint64_t> seed;
+  std::string firmware;
+  bool quiet = false;
+};
+
+std::vector<const hal_app*> builtin_apps() {
+  std::vector<const hal_app*> v;
+  for (unsigned i = 0; i < sw_app_count; ++i) v.push_back(sw_apps[i]);
+  return v;
+}
+
+bool write_json(const std::filesystem::path& path, const nlohmann::json& j) {
+  std::ofstream f(path);
+  f << j.dump(2) << "\n";
+  return static_cast<bool>(f);
+}
+
+int run(const RunArgs& a) {
+  auto log = std::make_shared<spdlog::logger>("smmu-vp", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  log->set_pattern("[%^%l%$] %v");
+  log->set_level(spdlog::level::from_str(a.log_level));
+
+  std::unique_ptr<smmu_vp::FirmwareImage> fw;
+  std::vector<const hal_app*> apps = builtin_apps();
+  smmu_vp::config::RunConfig cfg;
+  try {
+    if (!a.firmware.empty()) {
+      fw = std::make_unique<smmu_vp::FirmwareImage>(a.firmware);
+      for (const hal_app* b : apps)
+        if (std::string(b->name) == fw->app()->name)
+          throw std::runtime_error("firmware '" + a.firmware + "' is named \"" + b->name + "\" like a built-in app; rename it");
+      apps.push_back(fw->app());
+    }
+    std::vector<std::string> sets = a.sets;
+    if (a.seed) sets.push_back("scenario.seed=" + std::to_string(*a.seed));
+    cfg = smmu_vp::config::load_run_config(a.scenario, sets, apps);
+    if (fw) {
+      // The firmware runs on every core the scenario leaves free, unless the
+      // scenario places it itself.
+      bool placed = false;
+      std::vector<bool> used(cfg.cpu.count, false);
+      for (const auto& as : cfg.apps) {
+        placed = placed || as.app == fw->app();
+        for (unsigned c : as.cores) used[c] = true;
+      }
+      if (!placed) {
+        smmu_vp::config::AppAssignment as;
+        as.app = fw->app();
+        for (unsigned c = 0; c < cfg.cpu.count; ++c)
+          if (!used[c]) as.cores.push_back(c);
+        for (const hal_param_decl* p = as.app->params; p && p->name; ++p) as.params[p->name] = p->default_value;
+        if (as.cores.empty()) throw std::runtime_error("--firmware: every core already runs a scenario app");
+        cfg.resolved["scenario"]["apps"].push_back({{"app", as.app->name}, {"cores", as.cores}, {"params", as.params}});
+        cfg.apps.push_back(std::move(as));
+      }
+    }
+  } catch (const smmu_vp::config::ConfigError& e) {
+    std::cerr << "smmu-vp: " << a.scenario << ": " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "smmu-vp: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+
+  const std::filesystem::path out(a.out);
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) {
+    std::cerr << "smmu-vp: cannot create output directory '" << a.out << "': " << ec.message() << "\n";
+    return kExitBadInput;
+  }
+  if (!write_json(out / "config.json", cfg.resolved)) {
+    std::cerr << "smmu-vp: cannot write " << (out / "config.json") << "\n";
+    return kExitBadInput;
+  }
+
+  std::unique_ptr<smmu_vp::TraceWriter> trace;
+  if (a.trace) trace = std::make_unique<smmu_vp::TraceWriter>((out / "trace.json").string());
+
+  smmu_vp::Platform platform(cfg, trace.get(), log);
+  auto progress = [&](const smmu_vp::Progress& p) {
+    std::cerr << fmt::format("progress: {:.3f} ms simulated ({:.1f}% of the limit), {} core(s) running, {:.1f} s wall\n",
+                             p.sim_ns / 1e6, 100.0 * p.sim_ns / p.limit_ns, p.cores_running, p.wall_seconds);
+  };
+  const smmu_vp::RunResult r = a.quiet ? platform.run() : platform.run(progress);
+  if (trace) trace->close();
+  if (!write_json(out / "stats.json", platform.results_json(r))) {
+    std::cerr << "smmu-vp: cannot write " << (out / "stats.json") << "\n";
+    return kExitInternal;
+  }
+  smmu_vp::print_summary(std::cout, platform, r);
+  std::cout << "results in " << out.string() << "/ (stats.json, config.json" << (a.trace ? ", trace.json" : "") << ")\n";
+  return r.exit_code();
+}
+
+void list_apps() {
+  for (const hal_app* app : builtin_apps()) {
+    std::cout << app->name << ": " << app->summary << "\n";
+    for (const hal_param_decl* p = app->params; p && p->name; ++p)
+      std::cout << fmt::format("    {:<20} default {:<10} {}\n", p->name, p->default_value, p->help);
+  }
+}
+
+}  // namespace
+
+// SystemC's own main() calls sc_main with the command line.
+int sc_main(int argc, char** argv) {
+  (void)kQuietSystemC;
+  // sc_stop() ends every run; SystemC need not announce it.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+
+  CLI::App cli{"smmu-vp: SystemC/TLM-2.0 virtual platform for SMMUv3 performance work"};
+  cli.set_version_flag("--version", std::string("smmu-vp ") + SMMU_VP_VERSION);
+  cli.require_subcommand(1);
+
+  RunArgs ra;
+  CLI::App* run_cmd = cli.add_subcommand("run", "Run a scenario and write its results");
+  run_cmd->add_option("scenario", ra.scenario, "Scenario JSON file (see platform/scenarios/)")->required()->check(CLI::ExistingFile);
+  run_cmd->add_option("--set", ra.sets, "Override a config value: dotted.path=value (repeatable), e.g. platform.dram.read_latency_ns=100");
+  run_cmd->add_option("--out", ra.out, "Directory for stats.json, config.json and trace.json")->capture_default_str();
+  run_cmd->add_flag("--trace", ra.trace, "Write trace.json (Chrome/Perfetto JSON trace format)");
+  run_cmd->add_option("--log-level", ra.log_level, "Log level")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))->capture_default_str();
+  run_cmd->add_option("--seed", ra.seed, "Seed of hal_random() (overrides scenario.seed)");
+  run_cmd->add_option("--firmware", ra.firmware, "Firmware .so exporting smmu_vp_firmware (docs/firmware.md)")->check(CLI::ExistingFile);
+  run_cmd->add_flag("--quiet", ra.quiet, "No progress lines on stderr");
+
+  CLI::App* apps_cmd = cli.add_subcommand("apps", "List the built-in apps and their parameters");
+  CLI::App* doc_cmd = cli.add_subcommand("config-reference", "Print the configuration reference (Markdown, as in docs/config.md)");
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = cli.exit(e);
+    return rc == 0 ? 0 : kExitBadInput;
+  }
+
+  try {
+    if (*run_cmd) return run(ra);
+    if (*apps_cmd) {
+      list_apps();
+      return 0;
+    }
+    if (*doc_cmd) {
+      std::cout << smmu_vp::config::render_config_reference(builtin_apps());
+      return 0;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "smmu-vp: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+  return kExitInternal;
+}

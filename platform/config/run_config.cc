@@ -1,0 +1,292 @@
+#include "config/run_config.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "hal/hal.h"
+#include "memory/address_map.h"
+
+namespace smmu_vp::config {
+
+namespace {
+
+using T = Type;
+
+// Starting values of the cost table; to be fitted per platform in docs/results.md.
+json default_costs() {
+  return json{{"function_call", 5}, {"indirect_call", 10}, {"rbtree_visit", 30}, {"list_op", 5}, {"cache_miss", 200}};
+}
+
+NodePtr cpu_schema() {
+  const CpuConfig d;
+  return object({
+      {"count", ranged(T::kUint, d.count, 1, 64, "cores", "Number of CPU cores.")},
+      {"frequency_mhz", ranged(T::kNumber, d.frequency_mhz, 1, 10000, "MHz", "Core clock; hal_cycles() and the cost table count cycles of it.")},
+      {"quantum_ns", ranged(T::kNumber, d.quantum_ns, 1, 1e6, "ns", "Temporal-decoupling quantum: how far a core may run ahead of the others before it synchronises.")},
+      {"shared_load_cycles", ranged(T::kUint, d.shared_load_cycles, 0, 1e6, "cycles", "hal_load*() of a cache line this core holds.")},
+      {"atomic_cycles", ranged(T::kUint, d.atomic_cycles, 0, 1e6, "cycles", "Atomic read-modify-write or hal_store*() on a line this core owns.")},
+      {"cacheline_transfer_ns", ranged(T::kNumber, d.cacheline_transfer_ns, 0, 1e6, "ns", "Extra cost when the line of an atomic or shared load is held by another core.")},
+      {"dmb_cycles", ranged(T::kUint, d.dmb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_DMB.")},
+      {"dsb_cycles", ranged(T::kUint, d.dsb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_DSB.")},
+      {"isb_cycles", ranged(T::kUint, d.isb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_ISB.")},
+      {"cpu_relax_cycles", ranged(T::kUint, d.cpu_relax_cycles, 0, 1e6, "cycles", "hal_cpu_relax() in spin loops.")},
+      {"event_stream_ns", ranged(T::kNumber, d.event_stream_ns, 0, 1e12, "ns", "Period of the event stream that wakes WFE (Linux uses 100 us); 0 disables it.")},
+      {"stack_kib", ranged(T::kUint, d.stack_kib, 64, 1 << 20, "KiB", "Host stack of each core's thread (sw/ code runs on it).")},
+      {"costs", map_of(ranged(T::kUint, 0, 0, 1e9, "cycles", ""), default_costs(),
+                       "Cost table: named compute costs in cycles, charged by hal_cost(). Entries given here are added to (or replace) the defaults.")},
+  }, "CPU cores that run sw/ code, and the cost of what they do.");
+}
+
+NodePtr dram_schema() {
+  const DramConfig d;
+  return object({
+      {"base", leaf(T::kAddress, 0x80000000ull, "address", "Physical base of DRAM.")},
+      {"size", ranged(T::kAddress, d.size, 4096, 1ull << 44, "bytes", "DRAM size (host memory is used only for pages the run touches).")},
+      {"read_latency_ns", ranged(T::kNumber, d.read_latency_ns, 0, 1e6, "ns", "Read latency once the data bus is granted.")},
+      {"write_latency_ns", ranged(T::kNumber, d.write_latency_ns, 0, 1e6, "ns", "Write acknowledgement latency once the data bus is granted.")},
+      {"bandwidth_gbps", ranged(T::kNumber, d.bandwidth_gbps, 0.001, 1e5, "GB/s", "Data bus bandwidth (bytes per ns); transfers queue behind each other for it.")},
+      {"dma_region", object({
+           {"offset", leaf(T::kAddress, 0x10000000ull, "bytes", "Start of the region hal_dma_alloc() serves, from the DRAM base.")},
+           {"size", ranged(T::kAddress, 0x10000000ull, 4096, 1ull << 44, "bytes", "Size of that region.")},
+       }, "")},
+  }, "Main memory.");
+}
+
+NodePtr dma_device_schema() {
+  const DmaConfig d;
+  return object({
+      {"type", choice("dma", {"dma"}, "Device model.")},
+      {"base", leaf(T::kAddress, json(), "address", "Physical base of the register block.")},
+      {"stream_id", ranged(T::kUint, 0, 0, 0xFFFFFFFFu, "", "StreamID its transactions carry (reset value of each channel's SID register).")},
+      {"irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of channel 0; channel n raises irq + n.")},
+      {"channels", ranged(T::kUint, d.channels, 1, 64, "", "Independent channels, each a register set and an engine.")},
+      {"burst_bytes", ranged(T::kUint, d.burst_bytes, 4, 4096, "bytes", "Size of each read and write burst.")},
+      {"max_outstanding", ranged(T::kUint, d.max_outstanding, 1, 256, "bursts", "Bursts in flight per channel.")},
+      {"setup_ns", ranged(T::kNumber, d.setup_ns, 0, 1e9, "ns", "Time from GO to the first burst.")},
+      {"reg_latency_ns", ranged(T::kNumber, d.reg_latency_ns, 0, 1e6, "ns", "Register access latency.")},
+  }, "Generic DMA engine (register map in docs/devices.md).");
+}
+
+NodePtr platform_schema() {
+  return object({
+      {"cpu", cpu_schema()},
+      {"dram", dram_schema()},
+      {"interconnect", object({{"latency_ns", ranged(T::kNumber, 2.0, 0, 1e6, "ns", "Latency of one pass through the address router.")}},
+                              "The address router between initiators and targets.")},
+      {"intc", object({
+           {"base", leaf(T::kAddress, 0x08000000ull, "address", "Physical base of the interrupt controller (MSI doorbell at +0x40).")},
+           {"lines", ranged(T::kUint, 256, 1, 1024, "", "Number of interrupt lines.")},
+           {"reg_latency_ns", ranged(T::kNumber, 10.0, 0, 1e6, "ns", "Register access latency.")},
+       }, "Interrupt controller: wired lines and an MSI doorbell.")},
+      {"devices", map_of(variant({{"dma", dma_device_schema()}}, ""), json::object(),
+                         "Devices by instance name; each entry's `type` selects its model.")},
+  });
+}
+
+NodePtr scenario_schema() {
+  return object({
+      {"name", leaf(T::kString, "unnamed", "", "Scenario name, shown in the results.")},
+      {"description", leaf(T::kString, "", "", "What the scenario shows.")},
+      {"seed", leaf(T::kUint, 1, "", "Seed of hal_random(); --seed overrides it.")},
+      {"apps", array_of(object({
+                            {"app", leaf(T::kString, json(), "", "Name of a built-in app (`smmu-vp apps` lists them) or of the --firmware image.")},
+                            {"cores", array_of(ranged(T::kUint, 0, 0, 63, "", ""), json(), "Cores that run it, each at most once in the scenario.")},
+                            {"params", map_of(leaf(T::kUint, 0, "", ""), json::object(), "The app's parameters (see the app reference below); absent ones take their defaults.")},
+                        }),
+                        json::array(), "Which program runs on which cores.")},
+      {"stop", object({
+           {"max_time_us", ranged(T::kNumber, 1e6, 0.001, 1e12, "us", "Simulated-time limit; reaching it ends the run as incomplete (exit 4).")},
+       }, "When the run ends: when every app has returned, or at the time limit.")},
+  }, "What runs.");
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+nlohmann::json parse_json(const std::string& text, const std::string& what) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(what + ": not valid JSON: " + e.what());
+  }
+}
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+unsigned u(const json& v) { return static_cast<unsigned>(v.get<uint64_t>()); }
+
+void check_address_map(const RunConfig& rc) {
+  AddressMap map;
+  auto add = [&](const std::string& name, uint64_t base, uint64_t size, const std::string& path) {
+    try {
+      map.add({name, base, size, 0});
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(path, e.what());
+    }
+  };
+  add("dram", rc.dram_base, rc.dram.size, "/platform/dram/base");
+  add("intc", rc.intc_base, InterruptController::kRegBlockSize, "/platform/intc/base");
+  for (const auto& d : rc.devices) add(d.name, d.base, d.size, "/platform/devices/" + d.name + "/base");
+}
+
+}  // namespace
+
+const Node& run_schema() {
+  static const NodePtr schema = object({
+      {"platform", platform_schema()},
+      {"scenario", scenario_schema()},
+  });
+  return *schema;
+}
+
+RunConfig build_run_config(json doc, const std::string& base_dir, const std::vector<std::string>& overrides,
+                           const std::vector<const hal_app*>& apps) {
+  if (!doc.is_object()) throw ConfigError("", "expected an object with \"platform\" and \"scenario\"");
+  if (doc.contains("platform") && doc["platform"].is_string()) {
+    const std::string p = doc["platform"].get<std::string>();
+    const std::string full = (!p.empty() && p[0] == '/') ? p : base_dir + "/" + p;
+    doc["platform"] = parse_json(read_file(full), full);
+  }
+  for (const auto& o : overrides) apply_override(doc, o);
+
+  RunConfig rc;
+  rc.resolved = validate(run_schema(), doc);
+  const json& pl = rc.resolved["platform"];
+  const json& sc = rc.resolved["scenario"];
+
+  const json& cpu = pl["cpu"];
+  rc.cpu.count = u(cpu["count"]);
+  rc.cpu.frequency_mhz = cpu["frequency_mhz"];
+  rc.cpu.quantum_ns = cpu["quantum_ns"];
+  rc.cpu.shared_load_cycles = cpu["shared_load_cycles"];
+  rc.cpu.atomic_cycles = cpu["atomic_cycles"];
+  rc.cpu.cacheline_transfer_ns = cpu["cacheline_transfer_ns"];
+  rc.cpu.dmb_cycles = cpu["dmb_cycles"];
+  rc.cpu.dsb_cycles = cpu["dsb_cycles"];
+  rc.cpu.isb_cycles = cpu["isb_cycles"];
+  rc.cpu.cpu_relax_cycles = cpu["cpu_relax_cycles"];
+  rc.cpu.event_stream_ns = cpu["event_stream_ns"];
+  rc.cpu.stack_kib = cpu["stack_kib"];
+  // User entries extend the default cost table rather than replace it.
+  const json defaults = default_costs();
+  for (auto it = defaults.begin(); it != defaults.end(); ++it) rc.costs[it.key()] = it.value().get<uint64_t>();
+  for (auto it = cpu["costs"].begin(); it != cpu["costs"].end(); ++it) rc.costs[it.key()] = it.value().get<uint64_t>();
+  rc.resolved["platform"]["cpu"]["costs"] = rc.costs;
+
+  const json& dram = pl["dram"];
+  rc.dram_base = dram["base"];
+  rc.dram.size = dram["size"];
+  rc.dram.read_latency_ns = dram["read_latency_ns"];
+  rc.dram.write_latency_ns = dram["write_latency_ns"];
+  rc.dram.bandwidth_gbps = dram["bandwidth_gbps"];
+  rc.dma_region_offset = dram["dma_region"]["offset"];
+  rc.dma_region_size = dram["dma_region"]["size"];
+  if (rc.dma_region_offset >= rc.dram.size || rc.dma_region_size > rc.dram.size - rc.dma_region_offset)
+    throw ConfigError("/platform/dram/dma_region", "must lie inside DRAM (offset + size <= dram.size)");
+  if (rc.dram_base + (rc.dram.size - 1) < rc.dram_base)
+    throw ConfigError("/platform/dram/size", "DRAM wraps past the top of the address space");
+
+  rc.interconnect_latency_ns = pl["interconnect"]["latency_ns"];
+  rc.intc_base = pl["intc"]["base"];
+  rc.intc_lines = u(pl["intc"]["lines"]);
+  rc.intc_reg_latency_ns = pl["intc"]["reg_latency_ns"];
+
+  for (auto it = pl["devices"].begin(); it != pl["devices"].end(); ++it) {
+    const json& d = it.value();
+    const std::string path = "/platform/devices/" + it.key();
+    DeviceConfig dc;
+    dc.name = it.key();
+    dc.type = d["type"];
+    dc.base = d["base"];
+    dc.stream_id = static_cast<uint32_t>(d["stream_id"].get<uint64_t>());
+    dc.irq = u(d["irq"]);
+    if (dc.name == "dram" || dc.name == "intc" || dc.name == "cpus" || dc.name == "router" || dc.name == "smmu")
+      throw ConfigError(path, "name is reserved for a platform component");
+    if (dc.type == "dma") {
+      dc.dma.channels = u(d["channels"]);
+      dc.dma.burst_bytes = u(d["burst_bytes"]);
+      dc.dma.max_outstanding = u(d["max_outstanding"]);
+      dc.dma.setup_ns = d["setup_ns"];
+      dc.dma.reg_latency_ns = d["reg_latency_ns"];
+      dc.dma.stream_id = dc.stream_id;
+      dc.dma.irq = dc.irq;
+      dc.size = DmaEngineCore::register_block_size(dc.dma.channels);
+      if (dc.irq + dc.dma.channels > rc.intc_lines)
+        throw ConfigError(path + "/irq", "lines " + std::to_string(dc.irq) + ".." + std::to_string(dc.irq + dc.dma.channels - 1) +
+                                             " do not exist (intc.lines = " + std::to_string(rc.intc_lines) + ")");
+    }
+    rc.devices.push_back(dc);
+  }
+  check_address_map(rc);
+
+  rc.name = sc["name"];
+  rc.description = sc["description"];
+  rc.seed = sc["seed"];
+  rc.max_time_ps = static_cast<uint64_t>(sc["stop"]["max_time_us"].get<double>() * 1e6);
+  std::set<unsigned> used_cores;
+  for (size_t i = 0; i < sc["apps"].size(); ++i) {
+    const json& a = sc["apps"][i];
+    const std::string path = "/scenario/apps/" + std::to_string(i);
+    AppAssignment as;
+    const std::string name = a["app"];
+    std::string known;
+    for (const hal_app* app : apps) {
+      if (name == app->name) as.app = app;
+      known += (known.empty() ? "" : ", ") + std::string(app->name);
+    }
+    if (!as.app) throw ConfigError(path + "/app", "no app named \"" + name + "\" (known: " + known + ")");
+    if (a["cores"].empty()) throw ConfigError(path + "/cores", "must name at least one core");
+    for (size_t k = 0; k < a["cores"].size(); ++k) {
+      const unsigned c = u(a["cores"][k]);
+      const std::string cp = path + "/cores/" + std::to_string(k);
+      if (c >= rc.cpu.count) throw ConfigError(cp, "core " + std::to_string(c) + " does not exist (cpu.count = " + std::to_string(rc.cpu.count) + ")");
+      if (!used_cores.insert(c).second) throw ConfigError(cp, "core " + std::to_string(c) + " already runs another app");
+      as.cores.push_back(c);
+    }
+    for (const hal_param_decl* p = as.app->params; p && p->name; ++p) as.params[p->name] = p->default_value;
+    for (auto it = a["params"].begin(); it != a["params"].end(); ++it) {
+      if (!as.params.count(it.key())) {
+        std::string declared;
+        for (const auto& [k, v] : as.params) declared += (declared.empty() ? "" : ", ") + k;
+        throw ConfigError(path + "/params/" + it.key(), "app \"" + name + "\" has no such parameter (it has: " +
+                                                            (declared.empty() ? "none" : declared) + ")");
+      }
+      as.params[it.key()] = it.value().get<uint64_t>();
+    }
+    rc.resolved["scenario"]["apps"][i]["params"] = as.params;
+    rc.apps.push_back(std::move(as));
+  }
+  return rc;
+}
+
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
+                          const std::vector<const hal_app*>& apps) {
+  return build_run_config(parse_json(read_file(path), path), dir_of(path), overrides, apps);
+}
+
+std::string render_config_reference(const std::vector<const hal_app*>& apps) {
+  std::string out = render_reference(run_schema());
+  out += "\n### App parameters (`scenario.apps.N.params`)\n";
+  for (const hal_app* app : apps) {
+    out += "\n`" + std::string(app->name) + "`: " + app->summary + "\n\n";
+    if (!app->params || !app->params->name) {
+      out += "No parameters.\n";
+      continue;
+    }
+    out += "| parameter | default | description |\n|---|---|---|\n";
+    for (const hal_param_decl* p = app->params; p->name; ++p)
+      out += "| `" + std::string(p->name) + "` | " + std::to_string(p->default_value) + " | " + p->help + " |\n";
+  }
+  return out;
+}
+
+}  // namespace smmu_vp::config

@@ -1,0 +1,76 @@
+// The validated configuration of one run: the platform (address map, DRAM,
+// cores, cost table, devices) and the scenario (apps on cores, parameters,
+// stop condition). Built from JSON by load_run_config(); documented in
+// docs/config.md, whose reference section is generated from run_schema().
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/schema.h"
+#include "cpu/cpu_cluster.h"
+#include "dma/dma_engine.h"
+#include "memory/dram_core.h"
+
+struct hal_app;
+
+namespace smmu_vp::config {
+
+struct DeviceConfig {
+  std::string name;
+  std::string type;  // "dma"
+  uint64_t base = 0;
+  uint64_t size = 0;
+  uint32_t stream_id = 0;
+  uint32_t irq = 0;
+  DmaConfig dma;
+};
+
+struct AppAssignment {
+  const hal_app* app = nullptr;
+  std::vector<unsigned> cores;
+  std::map<std::string, uint64_t> params;  // every declared parameter, defaults filled
+};
+
+struct RunConfig {
+  // platform
+  CpuConfig cpu;
+  std::map<std::string, uint64_t> costs;  // cost class -> cycles
+  uint64_t dram_base = 0;
+  DramConfig dram;
+  uint64_t dma_region_offset = 0, dma_region_size = 0;  // within DRAM
+  double interconnect_latency_ns = 0;
+  uint64_t intc_base = 0;
+  unsigned intc_lines = 0;
+  double intc_reg_latency_ns = 0;
+  std::vector<DeviceConfig> devices;
+  // scenario
+  std::string name, description;
+  std::vector<AppAssignment> apps;
+  uint64_t max_time_ps = 0;
+  uint64_t seed = 1;
+  // the whole validated document, defaults filled (written to OUT/config.json)
+  nlohmann::json resolved;
+};
+
+// Schema of the whole document ({"platform": ..., "scenario": ...}).
+const Node& run_schema();
+
+// Loads a scenario file. "platform" may be an object or a path to a JSON file
+// (relative to the scenario's directory). `overrides` are --set assignments.
+// `apps` are the programs that can be named (built-in apps, or the firmware).
+// Throws ConfigError (bad content) or std::runtime_error (unreadable file).
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
+                          const std::vector<const hal_app*>& apps);
+// Same, from a document already in memory (relative paths from `base_dir`).
+RunConfig build_run_config(nlohmann::json doc, const std::string& base_dir,
+                           const std::vector<std::string>& overrides, const std::vector<const hal_app*>& apps);
+
+// Markdown parameter reference (docs/config.md) including every app's parameters.
+std::string render_config_reference(const std::vector<const hal_app*>& apps);
+
+}  // namespace smmu_vp::config

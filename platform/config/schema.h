@@ -1,0 +1,84 @@
+// A small schema engine for the JSON configuration: validates a document
+// (unknown keys, types, ranges, choices), fills in defaults, and renders the
+// parameter reference in docs/config.md. Errors carry the JSON path.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace smmu_vp::config {
+
+using nlohmann::json;
+
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(const std::string& path, const std::string& reason)
+      : std::runtime_error((path.empty() ? std::string("/") : path) + ": " + reason), path_(path), reason_(reason) {}
+  const std::string& path() const { return path_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string path_;
+  std::string reason_;
+};
+
+enum class Type {
+  kBool,
+  kUint,     // non-negative integer
+  kNumber,   // floating point
+  kString,
+  kAddress,  // integer, or a string "0x..." / "64KiB" / "1GiB"
+  kObject,   // fixed fields
+  kMap,      // any key, every value of one schema
+  kArray,    // every element of one schema
+  kVariant,  // object whose "type" field selects its schema
+};
+
+struct Node;
+using NodePtr = std::shared_ptr<const Node>;
+
+struct Node {
+  Type type = Type::kObject;
+  std::string help;
+  std::string unit;
+  json default_value;           // null: required (for leaves) / empty (for containers)
+  double min = 0, max = 0;      // for numbers, when has_range
+  bool has_range = false;
+  std::vector<std::string> choices;  // for strings: allowed values
+  std::vector<std::pair<std::string, NodePtr>> fields;  // kObject, in documentation order
+  NodePtr element;                                      // kMap / kArray
+  std::map<std::string, NodePtr> variants;             // kVariant: type -> object schema
+  bool optional = false;        // object field that may be absent and has no default
+};
+
+// Builders, so the schema reads as a table.
+NodePtr leaf(Type t, json def, std::string unit, std::string help);
+NodePtr ranged(Type t, json def, double min, double max, std::string unit, std::string help);
+NodePtr choice(std::string def, std::vector<std::string> choices, std::string help);
+NodePtr object(std::vector<std::pair<std::string, NodePtr>> fields, std::string help = "");
+NodePtr map_of(NodePtr element, json def, std::string help);
+NodePtr array_of(NodePtr element, json def, std::string help);
+NodePtr variant(std::map<std::string, NodePtr> variants, std::string help);
+NodePtr optional(NodePtr n);
+
+// Validated copy of `doc` with every default filled in; addresses normalised to
+// integers. Throws ConfigError naming the first problem.
+json validate(const Node& schema, const json& doc, const std::string& path = "");
+
+// Parses an address/size: integer, "0x..." hex, decimal string, or a number
+// with a KiB/MiB/GiB/TiB suffix. Throws ConfigError.
+uint64_t parse_address(const json& v, const std::string& path);
+
+// Markdown reference of every parameter: path, type, default, unit, help.
+std::string render_reference(const Node& schema, const std::string& root_path = "");
+
+// Applies `dotted.path=value` (value parsed as JSON, else taken as a string);
+// numeric components index arrays. Throws ConfigError.
+void apply_override(json& doc, const std::string& assignment);
+
+}  // namespace smmu_vp::config

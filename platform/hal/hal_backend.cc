@@ -1,0 +1,266 @@
+// The C HAL of sw/hal/hal.h, implemented on the platform's models. Every
+// function runs on the calling core's SystemC thread (CpuCore::current()).
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "hal/hal.h"
+#include "hal/hal_context.h"
+#include "platform.h"
+
+using smmu_vp::CpuCore;
+using smmu_vp::Counter;
+using smmu_vp::HalContext;
+
+namespace {
+
+CpuCore& core() { return HalContext::core(); }
+HalContext& ctx() { return HalContext::current(); }
+
+template <typename V>
+V timed_read(phys_addr_t pa) {
+  V v;
+  core().access(false, pa, &v, sizeof v);
+  return v;
+}
+
+template <typename V>
+void timed_write(phys_addr_t pa, V v) {
+  core().access(true, pa, &v, sizeof v);
+}
+
+template <typename V>
+V shared_load(const volatile V* p) {
+  core().before_shared_access(p, false);
+  return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+// Runs `op` as one atomic read-modify-write and returns the old value.
+template <typename V, typename Op>
+V rmw(volatile V* p, Op op) {
+  core().before_shared_access(p, true);
+  const V old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  __atomic_store_n(p, op(old), __ATOMIC_SEQ_CST);
+  return old;
+}
+
+std::string format(const char* fmt, va_list ap) {
+  char buf[512];
+  va_list copy;
+  va_copy(copy, ap);
+  const int n = std::vsnprintf(buf, sizeof buf, fmt, copy);
+  va_end(copy);
+  if (n < 0) return fmt;
+  if (static_cast<size_t>(n) < sizeof buf) return std::string(buf, static_cast<size_t>(n));
+  std::string big(static_cast<size_t>(n) + 1, '\0');
+  std::vsnprintf(big.data(), big.size(), fmt, ap);
+  big.resize(static_cast<size_t>(n));
+  return big;
+}
+
+HalContext::CoreApp& running_app() {
+  CpuCore& c = core();
+  HalContext::CoreApp& a = ctx().app(c.id());
+  if (!a.assignment) c.fatal("HAL: core " + std::to_string(c.id()) + " runs no app");
+  return a;
+}
+
+}  // namespace
+
+extern "C" {
+
+uint8_t hal_read8(phys_addr_t pa) { return timed_read<uint8_t>(pa); }
+uint16_t hal_read16(phys_addr_t pa) { return timed_read<uint16_t>(pa); }
+uint32_t hal_read32(phys_addr_t pa) { return timed_read<uint32_t>(pa); }
+uint64_t hal_read64(phys_addr_t pa) { return timed_read<uint64_t>(pa); }
+void hal_write8(phys_addr_t pa, uint8_t v) { timed_write(pa, v); }
+void hal_write16(phys_addr_t pa, uint16_t v) { timed_write(pa, v); }
+void hal_write32(phys_addr_t pa, uint32_t v) { timed_write(pa, v); }
+void hal_write64(phys_addr_t pa, uint64_t v) { timed_write(pa, v); }
+uint64_t hal_bus_errors(void) { return core().bus_errors(); }
+
+void* hal_phys_to_virt(phys_addr_t pa) {
+  HalContext& h = ctx();
+  if (pa < h.dram_base() || pa - h.dram_base() >= h.dram_size()) return nullptr;
+  return h.dram_host() + (pa - h.dram_base());
+}
+
+phys_addr_t hal_virt_to_phys(const void* va) {
+  HalContext& h = ctx();
+  const auto* p = static_cast<const uint8_t*>(va);
+  if (p < h.dram_host() || static_cast<uint64_t>(p - h.dram_host()) >= h.dram_size()) return 0;
+  return h.dram_base() + static_cast<uint64_t>(p - h.dram_host());
+}
+
+void* hal_dma_alloc(size_t size, size_t align, phys_addr_t* pa) {
+  HalContext& h = ctx();
+  auto addr = h.dma_allocator().alloc(size, align < 8 ? 8 : align);
+  if (!addr) return nullptr;
+  void* va = hal_phys_to_virt(*addr);
+  std::memset(va, 0, size);
+  if (pa) *pa = *addr;
+  return va;
+}
+
+void hal_dma_free(void* va) {
+  if (!va) return;
+  const phys_addr_t pa = hal_virt_to_phys(va);
+  if (!pa || !ctx().dma_allocator().free(pa)) core().fatal("hal_dma_free: pointer was not returned by hal_dma_alloc");
+}
+
+unsigned hal_cpu_id(void) { return core().id(); }
+unsigned hal_cpu_count(void) { return ctx().platform().cpus().size(); }
+
+uint64_t hal_now_ps(void) {
+  CpuCore& c = core();
+  c.sync();
+  return c.now();
+}
+uint64_t hal_now_ns(void) { return hal_now_ps() / smmu_vp::kPsPerNs; }
+void hal_delay_ns(uint64_t ns) { core().advance(ns * smmu_vp::kPsPerNs); }
+void hal_cycles(uint64_t n) { core().cycles(n); }
+
+int hal_cost_lookup(const char* cost_class) { return ctx().cost_lookup(cost_class); }
+
+void hal_cost_id(int handle, uint64_t count) {
+  HalContext& h = ctx();
+  if (handle < 0 || static_cast<size_t>(handle) >= h.platform().config().costs.size())
+    core().fatal("hal_cost_id: invalid handle " + std::to_string(handle));
+  core().advance(h.cost_ps(handle) * count);
+}
+
+void hal_cost(const char* cost_class, uint64_t count) {
+  HalContext& h = ctx();
+  const int id = h.cost_lookup(cost_class);
+  if (id < 0)
+    core().fatal(std::string("hal_cost: no cost class \"") + cost_class + "\" in platform.cpu.costs (known: " +
+                 h.cost_names() + ")");
+  core().advance(h.cost_ps(id) * count);
+}
+
+uint32_t hal_load32(const volatile uint32_t* p) { return shared_load(p); }
+uint64_t hal_load64(const volatile uint64_t* p) { return shared_load(p); }
+void hal_store32(volatile uint32_t* p, uint32_t v) { rmw(p, [v](uint32_t) { return v; }); }
+void hal_store64(volatile uint64_t* p, uint64_t v) { rmw(p, [v](uint64_t) { return v; }); }
+uint32_t hal_cmpxchg32(volatile uint32_t* p, uint32_t e, uint32_t d) { return rmw(p, [e, d](uint32_t o) { return o == e ? d : o; }); }
+uint64_t hal_cmpxchg64(volatile uint64_t* p, uint64_t e, uint64_t d) { return rmw(p, [e, d](uint64_t o) { return o == e ? d : o; }); }
+uint32_t hal_fetch_add32(volatile uint32_t* p, uint32_t v) { return rmw(p, [v](uint32_t o) { return o + v; }); }
+uint64_t hal_fetch_add64(volatile uint64_t* p, uint64_t v) { return rmw(p, [v](uint64_t o) { return o + v; }); }
+uint32_t hal_fetch_andnot32(volatile uint32_t* p, uint32_t m) { return rmw(p, [m](uint32_t o) { return o & ~m; }); }
+uint64_t hal_fetch_andnot64(volatile uint64_t* p, uint64_t m) { return rmw(p, [m](uint64_t o) { return o & ~m; }); }
+uint32_t hal_fetch_or32(volatile uint32_t* p, uint32_t m) { return rmw(p, [m](uint32_t o) { return o | m; }); }
+uint64_t hal_fetch_or64(volatile uint64_t* p, uint64_t m) { return rmw(p, [m](uint64_t o) { return o | m; }); }
+uint32_t hal_xchg32(volatile uint32_t* p, uint32_t v) { return rmw(p, [v](uint32_t) { return v; }); }
+uint64_t hal_xchg64(volatile uint64_t* p, uint64_t v) { return rmw(p, [v](uint64_t) { return v; }); }
+
+void hal_barrier(enum hal_barrier kind) {
+  switch (kind) {
+    case HAL_BARRIER_DMB: core().barrier(CpuCore::Barrier::kDmb); return;
+    case HAL_BARRIER_DSB: core().barrier(CpuCore::Barrier::kDsb); return;
+    case HAL_BARRIER_ISB: core().barrier(CpuCore::Barrier::kIsb); return;
+  }
+  core().fatal("hal_barrier: unknown barrier kind " + std::to_string(static_cast<int>(kind)));
+}
+
+void hal_cpu_relax(void) { core().cpu_relax(); }
+void hal_wfe(void) { core().wfe(); }
+void hal_sev(void) { core().sev(); }
+void hal_wfi(void) { core().wfi(); }
+
+int hal_irq_register(unsigned irq, hal_irq_handler_t handler, void* handler_ctx) {
+  CpuCore& c = core();
+  smmu_vp::CpuCluster& cpus = ctx().platform().cpus();
+  if (!handler || irq >= cpus.intc().core().lines()) return -1;
+  if (!cpus.set_irq_handler(irq, [handler, handler_ctx](unsigned line) { handler(line, handler_ctx); })) return -1;
+  cpus.intc().core().set_target(irq, c.id());
+  return 0;
+}
+
+int hal_irq_unregister(unsigned irq) { return ctx().platform().cpus().clear_irq_handler(irq) ? 0 : -1; }
+unsigned hal_irq_save(void) { return core().irq_save(); }
+void hal_irq_restore(unsigned flags) { core().irq_restore(flags); }
+
+struct hal_region hal_dram(void) {
+  HalContext& h = ctx();
+  return {h.dram_base(), h.dram_size()};
+}
+
+struct hal_region hal_smmu(void) { return {0, 0}; }
+
+phys_addr_t hal_msi_doorbell(void) {
+  return ctx().platform().config().intc_base + smmu_vp::InterruptController::kRegSetSpi;
+}
+
+unsigned hal_device_count(void) { return static_cast<unsigned>(ctx().devices().size()); }
+
+int hal_device_get(unsigned index, struct hal_device_info* out) {
+  const auto& d = ctx().devices();
+  if (index >= d.size() || !out) return -1;
+  *out = d[index];
+  return 0;
+}
+
+int hal_device_find(const char* name, struct hal_device_info* out) {
+  for (const auto& d : ctx().devices())
+    if (name && std::strcmp(d.name, name) == 0) {
+      if (out) *out = d;
+      return 0;
+    }
+  return -1;
+}
+
+uint64_t hal_param(const char* name) {
+  HalContext::CoreApp& a = running_app();
+  auto it = a.assignment->params.find(name);
+  if (it == a.assignment->params.end())
+    core().fatal(std::string("hal_param: app \"") + a.assignment->app->name + "\" did not declare parameter \"" + name + "\"");
+  return it->second;
+}
+
+uint64_t hal_random(void) {
+  // xorshift64*: cheap, and each core's stream depends only on the seed.
+  uint64_t& x = ctx().app(core().id()).rng;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  return x * 0x2545F4914F6CDD1Dull;
+}
+
+void hal_stat_add(const char* name, uint64_t delta) {
+  HalContext::CoreApp& a = running_app();
+  Counter*& c = a.counters[name];
+  if (!c) c = &ctx().platform().stats().counter(a.stat_prefix + name);
+  c->add(delta);
+}
+
+void hal_stat_sample(const char* name, uint64_t value_ns) {
+  HalContext::CoreApp& a = running_app();
+  smmu_vp::Histogram*& h = a.histograms[name];
+  if (!h) h = &ctx().platform().stats().histogram(a.stat_prefix + name, "ns", 1.0);
+  h->record(value_ns);
+}
+
+void hal_stat_set(const char* name, double value) {
+  HalContext::CoreApp& a = running_app();
+  ctx().platform().stats().value(a.stat_prefix + name) = value;
+}
+
+void hal_vlog(enum hal_log_level level, const char* fmt, va_list ap) {
+  CpuCore& c = core();
+  static const spdlog::level::level_enum levels[] = {spdlog::level::trace, spdlog::level::debug, spdlog::level::info,
+                                                     spdlog::level::warn, spdlog::level::err};
+  const auto lvl = levels[static_cast<unsigned>(level) <= HAL_LOG_ERROR ? level : HAL_LOG_ERROR];
+  spdlog::logger& log = ctx().platform().log();
+  if (!log.should_log(lvl)) return;
+  log.log(lvl, "[{:.3f} us] cpu{}: {}", smmu_vp::ps_to_ns(c.now()) / 1000.0, c.id(), format(fmt, ap));
+}
+
+void hal_log(enum hal_log_level level, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  hal_vlog(level, fmt, ap);
+  va_end(ap);
+}
+
+}  // extern "C"

@@ -1,0 +1,88 @@
+#include "hal/hal_context.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "platform.h"
+
+namespace smmu_vp {
+
+HalContext* HalContext::current_ = nullptr;
+
+namespace {
+uint64_t splitmix64(uint64_t& x) {
+  uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+HalContext::HalContext(Platform& p)
+    : platform_(p),
+      apps_(p.config().cpu.count),
+      dma_alloc_(p.config().dram_base + p.config().dma_region_offset, p.config().dma_region_size),
+      dram_host_(p.dram().core().data()),
+      dram_base_(p.config().dram_base),
+      dram_size_(p.config().dram.size) {
+  const auto& cfg = p.config();
+  for (const auto& a : cfg.apps)
+    for (unsigned c : a.cores) {
+      apps_[c].assignment = &a;
+      apps_[c].stat_prefix = std::string("sw.") + a.app->name + ".";
+    }
+  for (unsigned c = 0; c < apps_.size(); ++c) {
+    uint64_t s = cfg.seed * 0x100000001B3ull + c;
+    apps_[c].rng = splitmix64(s);
+  }
+  const Ps cycle = p.cpus().core(0).cycle_ps();
+  for (const auto& [name, cycles] : cfg.costs) costs_.emplace_back(name, cycles * cycle);
+  for (const auto& d : cfg.devices) {
+    hal_device_info info{};
+    names_.push_back(std::make_unique<std::string>(d.name));
+    info.name = names_.back()->c_str();
+    names_.push_back(std::make_unique<std::string>(d.type));
+    info.type = names_.back()->c_str();
+    info.base = d.base;
+    info.size = d.size;
+    info.stream_id = d.stream_id;
+    info.irq = d.irq;
+    devices_.push_back(info);
+  }
+  current_ = this;
+}
+
+HalContext::~HalContext() {
+  if (current_ == this) current_ = nullptr;
+}
+
+HalContext& HalContext::current() {
+  if (!current_) {
+    std::fputs("smmu-vp: HAL called with no platform running\n", stderr);
+    std::abort();
+  }
+  return *current_;
+}
+
+CpuCore& HalContext::core() {
+  CpuCore* c = CpuCore::current();
+  if (!c) {
+    std::fputs("smmu-vp: HAL called outside a simulated core\n", stderr);
+    std::abort();
+  }
+  return *c;
+}
+
+int HalContext::cost_lookup(const char* name) const {
+  for (size_t i = 0; i < costs_.size(); ++i)
+    if (costs_[i].first == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::string HalContext::cost_names() const {
+  std::string s;
+  for (const auto& [name, ps] : costs_) s += (s.empty() ? "" : ", ") + name;
+  return s;
+}
+
+}  // namespace smmu_vp

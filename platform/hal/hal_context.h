@@ -1,0 +1,69 @@
+// State behind the C HAL (hal_backend.cc): which app each core runs, the cost
+// table, the device list handed to sw/, the DMA allocator, per-core random
+// streams. One instance per platform; the HAL reaches it through current().
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/sim_time.h"
+#include "common/stats.h"
+#include "hal/dma_allocator.h"
+#include "hal/hal.h"
+
+namespace smmu_vp {
+
+class Platform;
+class CpuCore;
+namespace config { struct AppAssignment; }
+
+class HalContext {
+ public:
+  explicit HalContext(Platform& platform);
+  ~HalContext();
+
+  // The context of the running platform. Aborts with a message when sw/ code
+  // calls the HAL outside a simulated core.
+  static HalContext& current();
+  static CpuCore& core();
+
+  Platform& platform() { return platform_; }
+
+  struct CoreApp {
+    const config::AppAssignment* assignment = nullptr;
+    std::string stat_prefix;  // "sw.<app>."
+    uint64_t rng = 0;
+    std::unordered_map<const char*, Counter*> counters;    // by literal address
+    std::unordered_map<const char*, Histogram*> histograms;
+  };
+  CoreApp& app(unsigned cpu) { return apps_[cpu]; }
+
+  // Cost table, resolved to picoseconds.
+  int cost_lookup(const char* name) const;
+  Ps cost_ps(int handle) const { return costs_[static_cast<size_t>(handle)].second; }
+  std::string cost_names() const;
+
+  const std::vector<hal_device_info>& devices() const { return devices_; }
+  DmaAllocator& dma_allocator() { return dma_alloc_; }
+  uint8_t* dram_host() { return dram_host_; }
+  uint64_t dram_base() const { return dram_base_; }
+  uint64_t dram_size() const { return dram_size_; }
+
+ private:
+  static HalContext* current_;
+
+  Platform& platform_;
+  std::vector<CoreApp> apps_;
+  std::vector<std::pair<std::string, Ps>> costs_;
+  std::vector<hal_device_info> devices_;
+  std::vector<std::unique_ptr<std::string>> names_;  // storage behind devices_' strings
+  DmaAllocator dma_alloc_;
+  uint8_t* dram_host_;
+  uint64_t dram_base_, dram_size_;
+};
+
+}  // namespace smmu_vp

@@ -1,0 +1,106 @@
+#include "output/summary.h"
+
+#include <fmt/format.h>
+
+namespace smmu_vp {
+
+namespace {
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024.0 && u < 4) {
+    b /= 1024.0;
+    ++u;
+  }
+  return fmt::format(u ? "{:.2f} {}" : "{:.0f} {}", b, units[u]);
+}
+
+std::string human_ns(double ns) {
+  if (ns >= 1e9) return fmt::format("{:.3f} s", ns / 1e9);
+  if (ns >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:.3f} us", ns / 1e3);
+  return fmt::format("{:.1f} ns", ns);
+}
+
+uint64_t counter(const StatsRegistry& s, const std::string& path) {
+  const Counter* c = s.find_counter(path);
+  return c ? c->value() : 0;
+}
+
+double value(const StatsRegistry& s, const std::string& path) {
+  const double* v = s.find_value(path);
+  return v ? *v : 0.0;
+}
+
+void histogram_row(std::ostream& os, const std::string& label, const Histogram& h) {
+  os << fmt::format("  {:<34} {:>9} {:>11} {:>11} {:>11} {:>11}\n", label, h.count(),
+                    human_ns(h.percentile(50)), human_ns(h.percentile(90)),
+                    human_ns(h.percentile(99)), human_ns(h.max()));
+}
+
+}  // namespace
+
+void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
+  const StatsRegistry& s = p.stats();
+  const auto& cfg = p.config();
+  os << fmt::format("\nscenario  {}{}\n", cfg.name, cfg.description.empty() ? "" : ": " + cfg.description);
+  os << fmt::format("status    {} after {} simulated ({:.2f} s wall){}\n", RunResult::status_name(r.status),
+                    human_ns(r.sim_ns), r.wall_seconds, r.message.empty() ? "" : "\n          " + r.message);
+
+  os << "\ncores\n";
+  os << fmt::format("  {:<5} {:<20} {:>6} {:>14}\n", "cpu", "app", "exit", "finished at");
+  for (const auto& c : r.cores) {
+    if (c.app.empty()) continue;
+    os << fmt::format("  {:<5} {:<20} {:>6} {:>14}\n", c.cpu, c.app,
+                      c.finished ? std::to_string(c.exit_code) : "-", c.finished ? human_ns(c.finish_ns) : "running");
+  }
+
+  const double dram_bytes = static_cast<double>(counter(s, "dram.bytes_read") + counter(s, "dram.bytes_written"));
+  os << "\nmemory\n";
+  os << fmt::format("  dram: {} moved, {:.2f} GB/s over the run of {:.2f} GB/s configured, bus busy {:.1f}%\n",
+                    human_bytes(dram_bytes), value(s, "dram.bandwidth_gbps"), cfg.dram.bandwidth_gbps,
+                    100.0 * value(s, "dram.utilization"));
+  for (const char* kind : {"read", "write"}) {
+    const Histogram* h = s.find_histogram(std::string("dram.") + kind + "_latency_ns");
+    if (!h || !h->count()) continue;
+    os << fmt::format("  dram {:<5} latency: min {}  p50 {}  p99 {}  max {} (configured {})\n", kind,
+                      human_ns(h->min()), human_ns(h->percentile(50)), human_ns(h->percentile(99)), human_ns(h->max()),
+                      human_ns(kind[0] == 'r' ? cfg.dram.read_latency_ns : cfg.dram.write_latency_ns));
+  }
+
+  bool header = false;
+  for (const auto& d : cfg.devices) {
+    if (!header) os << "\ndevices\n";
+    header = true;
+    const uint64_t bytes = counter(s, d.name + ".bytes");
+    os << fmt::format("  {}: {} copied, {:.2f} GB/s while active", d.name, human_bytes(static_cast<double>(bytes)),
+                      value(s, d.name + ".bandwidth_gbps"));
+    if (const Histogram* h = s.find_histogram(d.name + ".transfer_latency_ns"))
+      os << fmt::format(", {} transfers, latency p50 {} p99 {}", h->count(), human_ns(h->percentile(50)),
+                        human_ns(h->percentile(99)));
+    os << "\n";
+  }
+
+  // Everything the apps reported, in registry order.
+  header = false;
+  for (const auto& path : s.paths()) {
+    if (path.rfind("sw.", 0) != 0) continue;
+    if (!header) {
+      os << "\nsoftware\n";
+      os << fmt::format("  {:<34} {:>9} {:>11} {:>11} {:>11} {:>11}\n", "histogram", "count", "p50", "p90", "p99", "max");
+      header = true;
+    }
+    const std::string label = path.substr(3);
+    if (const Histogram* h = s.find_histogram(path)) histogram_row(os, label, *h);
+  }
+  for (const auto& path : s.paths()) {
+    if (path.rfind("sw.", 0) != 0) continue;
+    const std::string label = path.substr(3);
+    if (const Counter* c = s.find_counter(path)) os << fmt::format("  {:<34} {:>9}\n", label, c->value());
+    else if (const double* v = s.find_value(path)) os << fmt::format("  {:<34} {:>9.4g}\n", label, *v);
+  }
+  os << "\n";
+}
+
+}  // namespace smmu_vp

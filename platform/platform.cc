@@ -1,0 +1,171 @@
+#include "platform.h"
+
+#include <thread>
+
+#include "common/tlm_time.h"
+#include "hal/hal.h"
+#include "hal/hal_context.h"
+
+namespace smmu_vp {
+
+const char* RunResult::status_name(Status s) {
+  switch (s) {
+    case Status::kCompleted: return "completed";
+    case Status::kAppFailed: return "app-failed";
+    case Status::kTimeLimit: return "time-limit";
+    case Status::kDeadlock: return "deadlock";
+  }
+  return "?";
+}
+
+int RunResult::exit_code() const {
+  switch (status) {
+    case Status::kCompleted: return 0;
+    case Status::kAppFailed: return 3;
+    case Status::kTimeLimit: return 4;
+    case Status::kDeadlock: return 5;
+  }
+  return 1;
+}
+
+Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_ptr<spdlog::logger> log)
+    : cfg_(cfg), trace_(trace), log_(std::move(log)) {
+  router_ = std::make_unique<Router>("router", cfg_.interconnect_latency_ns, stats_);
+  dram_ = std::make_unique<Dram>("dram", cfg_.dram, stats_);
+  intc_ = std::make_unique<InterruptController>("intc", cfg_.intc_lines, cfg_.cpu.count, cfg_.intc_reg_latency_ns,
+                                                stats_, trace_);
+  cpus_ = std::make_unique<CpuCluster>("cpus", cfg_.cpu, cfg_.dram_base, cfg_.dram.size, *intc_, stats_, trace_);
+
+  router_->map("dram", cfg_.dram_base, cfg_.dram.size, dram_->socket);
+  router_->map("intc", cfg_.intc_base, InterruptController::kRegBlockSize, intc_->socket);
+  for (unsigned i = 0; i < cpus_->size(); ++i) cpus_->core(i).socket.bind(router_->upstream);
+
+  for (const auto& d : cfg_.devices) {
+    if (d.type == "dma") {
+      auto dma = std::make_unique<DmaEngine>(d.name.c_str(), d.dma, intc_.get(), stats_, trace_);
+      router_->map(d.name, d.base, d.size, dma->regs);
+      // Master port: straight to the router until an SMMU sits in between.
+      dma->mem.bind(router_->upstream);
+      dmas_.emplace_back(d.name, std::move(dma));
+    }
+  }
+
+  hal_ = std::make_unique<HalContext>(*this);
+  for (const auto& a : cfg_.apps) {
+    for (unsigned c : a.cores) {
+      const hal_app* app = a.app;
+      cpus_->core(c).set_program([app]() { return app->main(); }, app->name);
+      ++programs_;
+    }
+  }
+  cpus_->set_on_core_done([this](CpuCore& c) { on_core_done(c); });
+}
+
+Platform::~Platform() = default;
+
+DmaEngine* Platform::dma(const std::string& name) {
+  for (auto& [n, d] : dmas_)
+    if (n == name) return d.get();
+  return nullptr;
+}
+
+void Platform::on_core_done(CpuCore& c) {
+  ++programs_done_;
+  if (!c.failure().empty()) {
+    failed_ = true;
+    log_->error("cpu{} ({}): {}", c.id(), c.label(), c.failure());
+  } else if (c.exit_code() != 0) {
+    failed_ = true;
+    log_->error("cpu{} ({}) returned {}", c.id(), c.label(), c.exit_code());
+  }
+  if (failed_ || programs_done_ == programs_) sc_core::sc_stop();
+}
+
+RunResult Platform::run(const std::function<void(const Progress&)>& progress, double progress_interval_s) {
+  using clock = std::chrono::steady_clock;
+  const auto wall0 = clock::now();
+  auto last_report = wall0;
+  RunResult r;
+  const Ps limit = cfg_.max_time_ps;
+  // Simulate in slices so that progress can be reported and limits checked.
+  const Ps slice = ns_to_ps(100000.0);
+  if (programs_ == 0) {
+    r.status = RunResult::Status::kCompleted;
+    r.message = "no app assigned to any core";
+  }
+  while (programs_ > 0) {
+    if (failed_) { r.status = RunResult::Status::kAppFailed; break; }
+    if (programs_done_ == programs_) { r.status = RunResult::Status::kCompleted; break; }
+    const Ps now = now_ps();
+    if (now >= limit) {
+      r.status = RunResult::Status::kTimeLimit;
+      r.message = "simulated-time limit reached (scenario.stop.max_time_us) with " +
+                  std::to_string(programs_ - programs_done_) + " core(s) still running";
+      break;
+    }
+    if (now > 0 && !sc_core::sc_pending_activity()) {
+      r.status = RunResult::Status::kDeadlock;
+      r.message = "no pending activity while " + std::to_string(programs_ - programs_done_) +
+                  " core(s) still run: every one waits for an event nothing will send (WFI with no interrupt coming?)";
+      break;
+    }
+    sc_core::sc_start(ps_to_sc(std::min(slice, limit - now)));
+    if (sc_core::sc_get_status() == sc_core::SC_STOPPED) {
+      r.status = failed_ ? RunResult::Status::kAppFailed : RunResult::Status::kCompleted;
+      break;
+    }
+    if (progress && std::chrono::duration<double>(clock::now() - last_report).count() >= progress_interval_s) {
+      last_report = clock::now();
+      progress({ps_to_ns(now_ps()), ps_to_ns(limit), programs_ - programs_done_,
+                std::chrono::duration<double>(last_report - wall0).count()});
+    }
+  }
+  r.wall_seconds = std::chrono::duration<double>(clock::now() - wall0).count();
+  r.sim_ns = ps_to_ns(now_ps());
+  for (unsigned i = 0; i < cpus_->size(); ++i) {
+    CpuCore& c = cpus_->core(i);
+    CoreOutcome o;
+    o.cpu = i;
+    o.app = c.has_program() ? c.label() : "";
+    o.finished = c.finished();
+    o.exit_code = c.exit_code();
+    o.failure = c.failure();
+    o.finish_ns = ps_to_ns(c.finish_time());
+    r.cores.push_back(o);
+    if (r.status == RunResult::Status::kAppFailed && r.message.empty() && c.finished() &&
+        (!c.failure().empty() || c.exit_code() != 0))
+      r.message = "cpu" + std::to_string(i) + " (" + c.label() + "): " +
+                  (c.failure().empty() ? "returned " + std::to_string(c.exit_code()) : c.failure());
+  }
+  finalize_stats(r);
+  return r;
+}
+
+void Platform::finalize_stats(const RunResult& r) {
+  const Ps end = ns_to_ps(r.sim_ns);
+  dram_->core().finalize(end);
+  for (auto& [name, d] : dmas_) d->finalize();
+}
+
+nlohmann::json Platform::results_json(const RunResult& r) const {
+  nlohmann::json j = stats_.to_json();
+  nlohmann::json run = {{"scenario", cfg_.name},
+                        {"status", RunResult::status_name(r.status)},
+                        {"message", r.message},
+                        {"seed", cfg_.seed},
+                        {"simulated_time_ns", r.sim_ns}};
+  nlohmann::json cores = nlohmann::json::array();
+  for (const auto& c : r.cores) {
+    if (c.app.empty()) continue;
+    cores.push_back({{"cpu", c.cpu}, {"app", c.app}, {"finished", c.finished}, {"exit_code", c.exit_code},
+                     {"failure", c.failure}, {"finish_ns", c.finish_ns}});
+  }
+  run["cores"] = cores;
+  j["run"] = run;
+  j["wallclock"] = {{"note", "host wall-clock figures: the only section that differs between identical runs"},
+                    {"elapsed_seconds", r.wall_seconds},
+                    {"simulated_ns_per_wall_second", r.wall_seconds > 0 ? r.sim_ns / r.wall_seconds : 0.0}};
+  return j;
+}
+
+}  // namespace smmu_vp

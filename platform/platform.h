@@ -1,0 +1,106 @@
+// The virtual platform: builds the models from a RunConfig, wires their
+// sockets, places programs on cores and runs the simulation.
+//
+// Wiring (docs/architecture.md):
+//   cpuN.socket ----------------------------> router.upstream
+//   <dma>.mem (master port) ----------------> router.upstream
+//        (the SMMU's upstream/downstream sockets go between these two later)
+//   router.downstream -> dram.socket | intc.socket | <device>.regs
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "common/stats.h"
+#include "common/trace.h"
+#include "config/run_config.h"
+#include "cpu/cpu_cluster.h"
+#include "cpu/interrupt_controller.h"
+#include "dma/dma_engine.h"
+#include "memory/dram.h"
+#include "memory/router.h"
+
+namespace smmu_vp {
+
+class HalContext;
+
+struct CoreOutcome {
+  unsigned cpu = 0;
+  std::string app;  // empty: idle core
+  bool finished = false;
+  int exit_code = 0;
+  std::string failure;
+  double finish_ns = 0;
+};
+
+struct RunResult {
+  enum class Status { kCompleted, kAppFailed, kTimeLimit, kDeadlock };
+  Status status = Status::kCompleted;
+  std::string message;
+  double sim_ns = 0;
+  double wall_seconds = 0;
+  std::vector<CoreOutcome> cores;
+
+  static const char* status_name(Status s);
+  // Process exit code for this outcome (docs/user-guide.md).
+  int exit_code() const;
+};
+
+struct Progress {
+  double sim_ns;
+  double limit_ns;
+  unsigned cores_running;
+  double wall_seconds;
+};
+
+class Platform {
+ public:
+  // Throws std::invalid_argument / ConfigError when the configuration cannot be built.
+  Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_ptr<spdlog::logger> log);
+  ~Platform();
+  Platform(const Platform&) = delete;
+  Platform& operator=(const Platform&) = delete;
+
+  // Runs to completion, failure, deadlock or the time limit. `progress` is
+  // called about every `progress_interval_s` of wall-clock time.
+  RunResult run(const std::function<void(const Progress&)>& progress = nullptr, double progress_interval_s = 2.0);
+
+  // stats.json content: run outcome, every model's stats, and the wall-clock
+  // section (the only part that differs between identical runs).
+  nlohmann::json results_json(const RunResult& r) const;
+
+  const config::RunConfig& config() const { return cfg_; }
+  StatsRegistry& stats() { return stats_; }
+  CpuCluster& cpus() { return *cpus_; }
+  InterruptController& intc() { return *intc_; }
+  Router& router() { return *router_; }
+  Dram& dram() { return *dram_; }
+  DmaEngine* dma(const std::string& name);
+  spdlog::logger& log() { return *log_; }
+
+ private:
+  void on_core_done(CpuCore& core);
+  void finalize_stats(const RunResult& r);
+
+  config::RunConfig cfg_;
+  TraceSink* trace_;
+  std::shared_ptr<spdlog::logger> log_;
+  StatsRegistry stats_;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<Dram> dram_;
+  std::unique_ptr<InterruptController> intc_;
+  std::unique_ptr<CpuCluster> cpus_;
+  std::vector<std::pair<std::string, std::unique_ptr<DmaEngine>>> dmas_;
+  std::unique_ptr<HalContext> hal_;
+  unsigned programs_ = 0;
+  unsigned programs_done_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace smmu_vp

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages smmu-vp needs, and only those that are missing.
+# Quiet and quick when everything is already there. Uses sudo when not root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libsystemc-dev        # SystemC 2.3.4 with TLM-2.0
+  libspdlog-dev         # logging
+  libfmt-dev            # formatting (spdlog's backend)
+  nlohmann-json3-dev    # configuration and results
+  libcli11-dev          # command-line parsing
+  libgtest-dev libgmock-dev  # tests
+  libbenchmark-dev      # wall-clock benchmarks
+  gcc-aarch64-linux-gnu # freestanding aarch64 build check of sw/
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: not root and no sudo; install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,11 @@
+#include "apps/apps.h"
+
+extern const struct hal_app app_dma_copy;
+extern const struct hal_app app_lock_contend;
+
+const struct hal_app *const sw_apps[] = {
+    &app_dma_copy,
+    &app_lock_contend,
+};
+
+const unsigned sw_app_count = sizeof sw_apps / sizeof sw_apps[0];

@@ -1,0 +1,209 @@
+/*
+ * smmu-vp hardware abstraction layer: the only way code in sw/ touches hardware.
+ *
+ * sw/ is freestanding C11. Each simulated CPU core runs sw/ code as a SystemC
+ * thread; every function here is implemented by the platform (platform/hal/)
+ * and costs simulated time as documented in docs/architecture.md.
+ *
+ * Time model, in short:
+ *  - Each core runs ahead of the global simulation time by a local offset
+ *    (temporal decoupling). hal_cycles(), hal_cost() and memory accesses add to
+ *    that offset; the core synchronises (yields to other cores) when the offset
+ *    exceeds the quantum.
+ *  - MMIO accesses, atomics, barriers, WFE/WFI and hal_now_ns() synchronise
+ *    first, so polling and spinning advance simulated time and let other cores
+ *    make progress.
+ *  - Plain loads and stores through hal_phys_to_virt() pointers are untimed:
+ *    annotate the work they stand for with hal_cycles() or hal_cost().
+ *  - Interrupt handlers run on their target core at the core's next
+ *    synchronisation point (or while it waits in WFI/WFE), with interrupts
+ *    masked, unless the core has masked them with hal_irq_save().
+ */
+#ifndef SMMU_VP_HAL_H
+#define SMMU_VP_HAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint64_t phys_addr_t;
+
+#if defined(__GNUC__)
+#define HAL_PRINTF(fmt_idx, arg_idx) __attribute__((format(printf, fmt_idx, arg_idx)))
+#else
+#define HAL_PRINTF(fmt_idx, arg_idx)
+#endif
+
+/* ---- Timed physical accesses (MMIO or DRAM), through the core's TLM socket.
+ * A bus error (unmapped address, device error) is logged, counted in the
+ * core's stats and reads return all ones, as an external abort would leave a
+ * driver looking at. */
+uint8_t hal_read8(phys_addr_t pa);
+uint16_t hal_read16(phys_addr_t pa);
+uint32_t hal_read32(phys_addr_t pa);
+uint64_t hal_read64(phys_addr_t pa);
+void hal_write8(phys_addr_t pa, uint8_t value);
+void hal_write16(phys_addr_t pa, uint16_t value);
+void hal_write32(phys_addr_t pa, uint32_t value);
+void hal_write64(phys_addr_t pa, uint64_t value);
+/* Number of bus errors this core has seen so far. */
+uint64_t hal_bus_errors(void);
+
+/* ---- DRAM as memory: direct pointers and DMA-able allocations.
+ * hal_phys_to_virt returns NULL for an address outside DRAM;
+ * hal_virt_to_phys returns 0 for a pointer outside DRAM. */
+void *hal_phys_to_virt(phys_addr_t pa);
+phys_addr_t hal_virt_to_phys(const void *va);
+/* Physically contiguous memory from the platform's DMA region, aligned to
+ * `align` (a power of two, at least 8) and zeroed. Returns NULL when the
+ * region is exhausted; *pa receives the physical address. */
+void *hal_dma_alloc(size_t size, size_t align, phys_addr_t *pa);
+void hal_dma_free(void *va);
+
+/* ---- Cores and time. */
+unsigned hal_cpu_id(void);
+unsigned hal_cpu_count(void);
+/* Current simulated time of this core (global time plus its local offset), ns. */
+uint64_t hal_now_ns(void);
+/* Picosecond variant, for short intervals. */
+uint64_t hal_now_ps(void);
+void hal_delay_ns(uint64_t ns);
+/* Compute annotation: n cycles at the configured CPU frequency. */
+void hal_cycles(uint64_t n);
+/* Named cost class from the platform's cost table (e.g. "indirect_call",
+ * "rbtree_visit"), charged `count` times. An unknown name is a fatal error
+ * reported once with the list of known classes. */
+void hal_cost(const char *cost_class, uint64_t count);
+/* Cost classes resolved once, for hot paths. Returns a handle >= 0, or -1. */
+int hal_cost_lookup(const char *cost_class);
+void hal_cost_id(int handle, uint64_t count);
+
+/* ---- Atomics and barriers on any memory the core can address (DRAM through
+ * hal_phys_to_virt, or sw/ statics). Each synchronises local time, then costs
+ * the configured atomic latency, plus the cache-line transfer cost when the
+ * line was last written by another core. All are sequentially consistent. */
+uint32_t hal_load32(const volatile uint32_t *p);
+uint64_t hal_load64(const volatile uint64_t *p);
+void hal_store32(volatile uint32_t *p, uint32_t v);
+void hal_store64(volatile uint64_t *p, uint64_t v);
+/* Return the value found at *p; store `desired` only if it equalled `expected`. */
+uint32_t hal_cmpxchg32(volatile uint32_t *p, uint32_t expected, uint32_t desired);
+uint64_t hal_cmpxchg64(volatile uint64_t *p, uint64_t expected, uint64_t desired);
+/* Return the old value. */
+uint32_t hal_fetch_add32(volatile uint32_t *p, uint32_t v);
+uint64_t hal_fetch_add64(volatile uint64_t *p, uint64_t v);
+uint32_t hal_fetch_andnot32(volatile uint32_t *p, uint32_t mask);
+uint64_t hal_fetch_andnot64(volatile uint64_t *p, uint64_t mask);
+uint32_t hal_fetch_or32(volatile uint32_t *p, uint32_t mask);
+uint64_t hal_fetch_or64(volatile uint64_t *p, uint64_t mask);
+uint32_t hal_xchg32(volatile uint32_t *p, uint32_t v);
+uint64_t hal_xchg64(volatile uint64_t *p, uint64_t v);
+
+enum hal_barrier {
+  HAL_BARRIER_DMB = 0, /* ordering between memory accesses */
+  HAL_BARRIER_DSB = 1, /* completion, e.g. before an MMIO doorbell */
+  HAL_BARRIER_ISB = 2,
+};
+void hal_barrier(enum hal_barrier kind);
+/* Busy-wait hint inside a spin loop (costs "cpu_relax"). */
+void hal_cpu_relax(void);
+
+/* ---- Events and interrupts. */
+/* Wait for an event: returns at once if this core's event register is set
+ * (clearing it); otherwise sleeps until SEV from any core or device, an
+ * interrupt, or the event stream tick (cpu.event_stream_ns). */
+void hal_wfe(void);
+/* Set the event register of every core and wake those in WFE. */
+void hal_sev(void);
+/* Sleep until an interrupt is pending for this core, then run handlers. */
+void hal_wfi(void);
+
+typedef void (*hal_irq_handler_t)(unsigned irq, void *ctx);
+/* Registers a handler and routes `irq` to the calling core. Returns 0, or -1
+ * for an out-of-range irq or a line that already has a handler. */
+int hal_irq_register(unsigned irq, hal_irq_handler_t handler, void *ctx);
+int hal_irq_unregister(unsigned irq);
+/* Mask interrupts on this core; returns the previous state for restore. */
+unsigned hal_irq_save(void);
+void hal_irq_restore(unsigned flags);
+
+/* ---- Platform description, from the configuration. */
+struct hal_region {
+  phys_addr_t base;
+  uint64_t size;
+};
+struct hal_device_info {
+  const char *name;  /* instance name, e.g. "dma0" */
+  const char *type;  /* model type, e.g. "dma" */
+  phys_addr_t base;  /* register block */
+  uint64_t size;
+  uint32_t stream_id;
+  uint32_t irq;      /* wired interrupt line */
+};
+struct hal_region hal_dram(void);
+/* The SMMU's register block; size 0 when the platform has no SMMU. */
+struct hal_region hal_smmu(void);
+/* Address whose 32-bit write of an interrupt number raises that interrupt. */
+phys_addr_t hal_msi_doorbell(void);
+unsigned hal_device_count(void);
+/* Returns 0 and fills *out, or -1 when there is no such device. */
+int hal_device_get(unsigned index, struct hal_device_info *out);
+int hal_device_find(const char *name, struct hal_device_info *out);
+
+/* ---- Parameters of the running app, from the scenario (declared by the app
+ * in its struct hal_app; asking for an undeclared name is a fatal error). */
+uint64_t hal_param(const char *name);
+/* Deterministic per-core pseudo-random numbers, seeded from --seed. */
+uint64_t hal_random(void);
+
+/* ---- Results: counters and latency histograms in the run's stats.json under
+ * sw.<app>.<name>; shared by all cores running the same app. */
+void hal_stat_add(const char *name, uint64_t delta);
+void hal_stat_sample(const char *name, uint64_t value_ns);
+/* A value computed by the app (e.g. a throughput); the last write wins. */
+void hal_stat_set(const char *name, double value);
+
+/* ---- Logging through the platform's logger. Formatting happens host-side;
+ * the usual printf conversions are available. */
+enum hal_log_level {
+  HAL_LOG_TRACE = 0,
+  HAL_LOG_DEBUG = 1,
+  HAL_LOG_INFO = 2,
+  HAL_LOG_WARN = 3,
+  HAL_LOG_ERROR = 4,
+};
+void hal_log(enum hal_log_level level, const char *fmt, ...) HAL_PRINTF(2, 3);
+void hal_vlog(enum hal_log_level level, const char *fmt, va_list ap);
+
+/* ---- Apps and firmware.
+ * An app is a main function that runs on each core the scenario assigns to it
+ * (all on the same image; hal_cpu_id() tells them apart) and returns 0 on
+ * success. Built-in apps are listed in sw/apps/apps.c. A firmware .so passed
+ * with --firmware exports one `const struct hal_app smmu_vp_firmware`
+ * (see HAL_FIRMWARE below and docs/firmware.md). */
+struct hal_param_decl {
+  const char *name;
+  uint64_t default_value;
+  const char *help;
+};
+struct hal_app {
+  const char *name;
+  const char *summary;
+  int (*main)(void);
+  const struct hal_param_decl *params; /* terminated by an entry with name NULL */
+};
+
+#define HAL_FIRMWARE_SYMBOL "smmu_vp_firmware"
+#define HAL_FIRMWARE(app_name, summary_text, main_fn, params_table)                        \
+  const struct hal_app smmu_vp_firmware = {app_name, summary_text, main_fn, params_table}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SMMU_VP_HAL_H */

@@ -1,0 +1,53 @@
+#include "lib/spinlock.h"
+
+#include "hal/hal.h"
+
+/* HAL atomics are sequentially consistent, so taking a ticket and seeing our
+ * turn act as acquire, and the owner increment as release: no extra
+ * hal_barrier() is needed. Counters wrap modulo 2^32, which is harmless while
+ * fewer than 2^32 cores wait. */
+
+void sw_spin_lock_init(struct sw_spinlock *lock) {
+  hal_store32(&lock->next, 0);
+  hal_store32(&lock->owner, 0);
+}
+
+void sw_spin_lock(struct sw_spinlock *lock) {
+  const uint32_t ticket = hal_fetch_add32(&lock->next, 1);
+
+  /* hal_load32 synchronises the core, so each poll advances simulated time
+   * and lets the holder run. */
+  while (hal_load32(&lock->owner) != ticket)
+    hal_cpu_relax();
+}
+
+bool sw_spin_trylock(struct sw_spinlock *lock) {
+  const uint32_t owner = hal_load32(&lock->owner);
+
+  /* owner only grows and never passes next, so if next still equals the
+   * owner value read above, the lock is free at the moment of the swap. */
+  return hal_cmpxchg32(&lock->next, owner, owner + 1) == owner;
+}
+
+void sw_spin_unlock(struct sw_spinlock *lock) {
+  /* Only the holder writes owner: one atomic add releases and hands over. */
+  (void)hal_fetch_add32(&lock->owner, 1);
+}
+
+bool sw_spin_is_locked(const struct sw_spinlock *lock) {
+  const uint32_t owner = hal_load32(&lock->owner);
+  return hal_load32(&lock->next) != owner;
+}
+
+unsigned sw_spin_lock_irqsave(struct sw_spinlock *lock) {
+  /* Mask first: a handler on this core taking the same lock while we queue
+   * for it would deadlock. */
+  const unsigned flags = hal_irq_save();
+  sw_spin_lock(lock);
+  return flags;
+}
+
+void sw_spin_unlock_irqrestore(struct sw_spinlock *lock, unsigned flags) {
+  sw_spin_unlock(lock);
+  hal_irq_restore(flags);
+}
