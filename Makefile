@@ -3,6 +3,7 @@
 #   make run        ... then run platform/scenarios/default.json and print its results
 #   make test       ... then run every test through CTest
 #   make bench      ... then run the wall-clock benchmarks
+#   make docs       ... then regenerate the reference section of docs/config.md
 #   SANITIZE=1      build with ASan+UBSan into build-asan/ (e.g. make test SANITIZE=1)
 #   WERROR=1        treat warnings as errors (CI does)
 
@@ -21,7 +22,7 @@ CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 SCENARIO ?= platform/scenarios/default.json
 OUT ?= $(BUILD)/out/default
 
-.PHONY: all deps configure build run test bench clean
+.PHONY: all deps configure build run test bench docs clean
 all: build
 
 deps:
@@ -41,6 +42,9 @@ test: build
 
 bench: build
 	./$(BUILD)/bench/smmu-vp-bench
+
+docs: build
+	bash scripts/update-config-doc.sh $(BUILD)/smmu-vp
 
 clean:
 	rm -rf build build-asan

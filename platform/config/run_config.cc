@@ -81,7 +81,7 @@ NodePtr platform_schema() {
        }, "Interrupt controller: wired lines and an MSI doorbell.")},
       {"devices", map_of(variant({{"dma", dma_device_schema()}}, ""), json::object(),
                          "Devices by instance name; each entry's `type` selects its model.")},
-  });
+  }, "The hardware: cores, memory, interconnect, interrupt controller and devices. May be given inline or as the path of a JSON file, relative to the scenario file.");
 }
 
 NodePtr scenario_schema() {

@@ -94,6 +94,7 @@ std::string got(const json& v) {
 }
 
 std::string fmt_num(double d) {
+  if (d == std::floor(d) && std::fabs(d) < 1e18) return std::to_string(static_cast<long long>(d));
   std::ostringstream os;
   os << d;
   return os.str();

@@ -200,6 +200,7 @@ struct hal_app {
 
 #define HAL_FIRMWARE_SYMBOL "smmu_vp_firmware"
 #define HAL_FIRMWARE(app_name, summary_text, main_fn, params_table)                        \
+  extern const struct hal_app smmu_vp_firmware;                                             \
   const struct hal_app smmu_vp_firmware = {app_name, summary_text, main_fn, params_table}
 
 #ifdef __cplusplus

@@ -1,0 +1,95 @@
+// CoherenceTracker: which shared-memory accesses are local and which move a
+// cache line between cores (and so pay the transfer cost).
+#include "cpu/coherence.h"
+
+#include <gtest/gtest.h>
+
+namespace smmu_vp {
+namespace {
+
+constexpr bool kRead = false;
+constexpr bool kWrite = true;
+
+TEST(Coherence, ColdAccessIsLocal) {
+  // Nobody holds the line: it comes from memory, not another core.
+  CoherenceTracker c;
+  EXPECT_FALSE(c.access(0x1000, 0, kRead));
+  EXPECT_FALSE(c.access(0x2000, 1, kWrite));
+  EXPECT_EQ(c.local(), 2u);
+  EXPECT_EQ(c.transfers(), 0u);
+}
+
+TEST(Coherence, RepeatedAccessByOwnerIsLocal) {
+  CoherenceTracker c;
+  c.access(0x1000, 2, kWrite);
+  EXPECT_FALSE(c.access(0x1000, 2, kWrite));
+  EXPECT_FALSE(c.access(0x1000, 2, kRead));
+  EXPECT_FALSE(c.access(0x1000, 2, kWrite));  // still the sole holder after reading
+  EXPECT_EQ(c.transfers(), 0u);
+}
+
+TEST(Coherence, ReadSharing) {
+  CoherenceTracker c;
+  c.access(0x40, 0, kRead);
+  EXPECT_TRUE(c.access(0x40, 1, kRead));   // fetched from core 0
+  EXPECT_FALSE(c.access(0x40, 0, kRead));  // both share it now
+  EXPECT_FALSE(c.access(0x40, 1, kRead));
+  EXPECT_TRUE(c.access(0x40, 2, kRead));
+  EXPECT_EQ(c.transfers(), 2u);
+  EXPECT_EQ(c.local(), 3u);
+}
+
+TEST(Coherence, WriteInvalidatesSharers) {
+  CoherenceTracker c;
+  c.access(0x80, 0, kRead);
+  c.access(0x80, 1, kRead);
+  c.access(0x80, 2, kRead);
+  // Core 0 holds a copy but others do too: the write must invalidate them.
+  EXPECT_TRUE(c.access(0x80, 0, kWrite));
+  // Now core 0 is the sole owner: further writes are local ...
+  EXPECT_FALSE(c.access(0x80, 0, kWrite));
+  // ... and the former sharers lost their copies.
+  EXPECT_TRUE(c.access(0x80, 1, kRead));
+  EXPECT_TRUE(c.access(0x80, 2, kRead));
+}
+
+TEST(Coherence, WritePingPongTransfersEveryTime) {
+  // A contended lock word: every write by the other core moves the line.
+  CoherenceTracker c;
+  c.access(0x100, 0, kWrite);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_TRUE(c.access(0x100, 1, kWrite));
+    EXPECT_TRUE(c.access(0x100, 0, kWrite));
+  }
+  EXPECT_EQ(c.transfers(), 20u);
+  EXPECT_EQ(c.local(), 1u);
+}
+
+TEST(Coherence, GranularityIsA64ByteLine) {
+  CoherenceTracker c;
+  c.access(0x1000, 0, kWrite);
+  EXPECT_TRUE(c.access(0x103F, 1, kRead));   // same line
+  EXPECT_FALSE(c.access(0x1040, 1, kWrite));  // next line: cold
+  EXPECT_FALSE(c.access(0x0FFF, 1, kWrite));  // previous line: cold
+}
+
+TEST(Coherence, PrivateLinesStayLocal) {
+  // Per-core data on separate lines never transfers.
+  CoherenceTracker c;
+  for (int round = 0; round < 5; ++round)
+    for (unsigned cpu = 0; cpu < 8; ++cpu) EXPECT_FALSE(c.access(0x10000 + cpu * 64, cpu, round % 2 ? kRead : kWrite));
+  EXPECT_EQ(c.transfers(), 0u);
+  EXPECT_EQ(c.local(), 40u);
+}
+
+TEST(Coherence, HighestCoreNumber) {
+  CoherenceTracker c;
+  const unsigned top = CoherenceTracker::kMaxCores - 1;
+  c.access(0x200, top, kWrite);
+  EXPECT_TRUE(c.access(0x200, 0, kRead));
+  EXPECT_FALSE(c.access(0x200, top, kRead));  // still shares it
+  EXPECT_TRUE(c.access(0x200, top, kWrite));  // core 0 must be invalidated
+}
+
+}  // namespace
+}  // namespace smmu_vp

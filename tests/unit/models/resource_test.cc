@@ -1,0 +1,225 @@
+// Resource: the contention model of the whole platform. A request gets the
+// earliest gap at or after its arrival, on whichever slot offers it first.
+#include "common/resource.h"
+
+#include <algorithm>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace smmu_vp {
+namespace {
+
+TEST(Resource, NeedsAtLeastOneSlot) {
+  EXPECT_THROW(Resource("r", 0), std::invalid_argument);
+  Resource r("bus", 3);
+  EXPECT_EQ(r.slots(), 3u);
+  EXPECT_EQ(r.name(), "bus");
+}
+
+TEST(Resource, IdleResourceGrantsAtArrival) {
+  Resource r("bus", 1);
+  const auto g = r.reserve(100, 10);
+  EXPECT_EQ(g.start, 100u);
+  EXPECT_EQ(g.end, 110u);
+  EXPECT_EQ(g.waited, 0u);
+}
+
+TEST(Resource, SingleSlotQueuesInArrivalOrder) {
+  Resource r("bus", 1);
+  const auto a = r.reserve(0, 10);
+  const auto b = r.reserve(0, 10);  // arrives with a: waits for it
+  const auto c = r.reserve(5, 10);  // arrives during a: waits for a and b
+  EXPECT_EQ(a.start, 0u);
+  EXPECT_EQ(b.start, 10u);
+  EXPECT_EQ(b.waited, 10u);
+  EXPECT_EQ(c.start, 20u);
+  EXPECT_EQ(c.end, 30u);
+  EXPECT_EQ(c.waited, 15u);
+
+  EXPECT_EQ(r.requests(), 3u);
+  EXPECT_EQ(r.busy_time(), 30u);
+  EXPECT_EQ(r.wait_time(), 25u);
+  EXPECT_EQ(r.last_end(), 30u);
+}
+
+TEST(Resource, EarliestStartDoesNotReserve) {
+  Resource r("bus", 1);
+  r.reserve(0, 50);
+  EXPECT_EQ(r.earliest_start(10, 5), 50u);
+  EXPECT_EQ(r.earliest_start(10, 5), 50u);  // asking twice changes nothing
+  EXPECT_EQ(r.requests(), 1u);
+  EXPECT_EQ(r.reserve(10, 5).start, 50u);
+}
+
+TEST(Resource, MultiSlotPicksEarliestSlot) {
+  Resource r("walkers", 2);
+  EXPECT_EQ(r.reserve(0, 100).start, 0u);  // slot A busy until 100
+  EXPECT_EQ(r.reserve(0, 10).start, 0u);   // slot B free: no wait
+  EXPECT_EQ(r.reserve(0, 10).start, 10u);  // B frees at 10, A at 100
+  EXPECT_EQ(r.reserve(0, 50).start, 20u);  // B again, still before A
+  EXPECT_EQ(r.reserve(0, 5).start, 70u);   // B ends at 70 < A's 100
+  EXPECT_EQ(r.earliest_start(0, 1), 75u);
+  EXPECT_EQ(r.busy_time(), 175u);  // summed over both slots
+}
+
+TEST(Resource, MultiSlotRunsInParallelUpToSlotCount) {
+  Resource r("links", 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(r.reserve(0, 10).waited, 0u);
+  EXPECT_EQ(r.reserve(0, 10).start, 10u);  // the fifth waits
+}
+
+TEST(Resource, OutOfOrderArrivalUsesGapInFront) {
+  Resource r("bus", 1);
+  r.reserve(100, 10);  // an initiator running ahead reserved the future
+  // A request at the present fits in front of it: no queueing behind.
+  const auto early = r.reserve(0, 50);
+  EXPECT_EQ(early.start, 0u);
+  EXPECT_EQ(early.waited, 0u);
+  // The gap [50, 100) is 50 wide: a 50-long request fits exactly ...
+  EXPECT_EQ(r.earliest_start(50, 50), 50u);
+  // ... but one arriving at 60 does not, and goes after the future reservation.
+  EXPECT_EQ(r.reserve(60, 50).start, 110u);
+  EXPECT_EQ(r.reserve(50, 50).start, 50u);
+  EXPECT_EQ(r.last_end(), 160u);
+}
+
+TEST(Resource, SkipsGapsTooSmall) {
+  Resource r("bus", 1);
+  r.reserve(0, 10);
+  r.reserve(15, 10);  // gap [10, 15)
+  r.reserve(30, 10);  // gap [25, 30)
+  EXPECT_EQ(r.reserve(0, 6).start, 40u);
+  EXPECT_EQ(r.reserve(0, 5).start, 10u);
+  EXPECT_EQ(r.reserve(0, 5).start, 25u);
+}
+
+TEST(Resource, AdjacentIntervalsMerge) {
+  Resource r("bus", 1);
+  r.reserve(0, 10);
+  r.reserve(10, 10);
+  EXPECT_EQ(r.tracked_intervals(), 1u);  // [0, 20)
+  r.reserve(30, 10);
+  EXPECT_EQ(r.tracked_intervals(), 2u);  // [0, 20) [30, 40)
+  r.reserve(20, 10);                     // fills the gap exactly
+  EXPECT_EQ(r.tracked_intervals(), 1u);  // [0, 40)
+  EXPECT_EQ(r.earliest_start(0, 1), 40u);
+}
+
+TEST(Resource, MergeWithLaterNeighbourOnly) {
+  Resource r("bus", 1);
+  r.reserve(50, 10);
+  r.reserve(40, 10);  // ends where the later one starts
+  EXPECT_EQ(r.tracked_intervals(), 1u);
+  EXPECT_EQ(r.earliest_start(40, 1), 60u);
+}
+
+TEST(Resource, ZeroDurationTracksNothing) {
+  Resource r("bus", 1);
+  const auto g = r.reserve(7, 0);
+  EXPECT_EQ(g.start, 7u);
+  EXPECT_EQ(g.end, 7u);
+  EXPECT_EQ(r.tracked_intervals(), 0u);
+  EXPECT_EQ(r.requests(), 1u);
+}
+
+TEST(Resource, RetireDropsEndedIntervals) {
+  Resource r("bus", 2);
+  r.reserve(0, 10);   // ends 10
+  r.reserve(20, 10);  // ends 30 (merges nowhere: gap at 10..20)
+  r.reserve(40, 10);  // ends 50
+  r.reserve(0, 45);   // second slot, ends 45
+  ASSERT_EQ(r.tracked_intervals(), 4u);
+
+  r.retire(30);  // intervals ending at or before 30 go
+  EXPECT_EQ(r.tracked_intervals(), 2u);
+  r.retire(45);
+  EXPECT_EQ(r.tracked_intervals(), 1u);
+  // Retiring forgets history, not accounting, and later requests still see
+  // the interval that is alive.
+  EXPECT_EQ(r.requests(), 4u);
+  EXPECT_EQ(r.busy_time(), 75u);
+  EXPECT_EQ(r.last_end(), 50u);
+  EXPECT_EQ(r.reserve(45, 10).start, 45u);  // the other slot is free now
+  EXPECT_EQ(r.reserve(45, 10).start, 50u);
+  r.retire(1000);
+  EXPECT_EQ(r.tracked_intervals(), 0u);
+}
+
+// Reference first fit on one slot: the earliest t >= arrival such that
+// [t, t + d) overlaps none of `grants`. Candidates are the arrival and every
+// grant end after it.
+Ps reference_first_fit(const std::vector<Resource::Grant>& grants, Ps arrival, Ps d) {
+  std::vector<Resource::Grant> live;  // only grants ending after arrival can be in the way
+  for (const auto& g : grants)
+    if (g.end > arrival) live.push_back(g);
+  std::vector<Ps> candidates{arrival};
+  for (const auto& g : live) candidates.push_back(g.end);
+  std::sort(candidates.begin(), candidates.end());
+  for (Ps t : candidates) {
+    bool clear = true;
+    for (const auto& g : live) clear = clear && (t + d <= g.start || g.end <= t);
+    if (clear) return t;
+  }
+  return UINT64_MAX;
+}
+
+// Random arrivals in no particular order (temporal decoupling) and periodic
+// retirement: grants never overlap, never start before arrival, and each is
+// the earliest possible one.
+TEST(ResourceProperty, SingleSlotGrantsNeverOverlap) {
+  std::mt19937_64 rng(12345);
+  Resource r("bus", 1);
+  std::vector<Resource::Grant> grants;
+  Ps now = 0;
+  Ps total_busy = 0, total_wait = 0;
+  for (int i = 0; i < 2000; ++i) {
+    if (i % 100 == 99) {
+      now += 10000;  // about 50% load: queues form but stay bounded
+      r.retire(now);  // no arrival is ever earlier than `now` from here on
+    }
+    const Ps arrival = now + rng() % 20000;
+    const Ps d = 1 + rng() % 100;
+    const Ps expect = reference_first_fit(grants, arrival, d);
+    const auto g = r.reserve(arrival, d);
+    ASSERT_GE(g.start, arrival);
+    ASSERT_EQ(g.end, g.start + d);
+    ASSERT_EQ(g.waited, g.start - arrival);
+    ASSERT_EQ(g.start, expect) << "request " << i << " arrival " << arrival << " duration " << d;
+    grants.push_back(g);
+    total_busy += d;
+    total_wait += g.waited;
+  }
+  std::sort(grants.begin(), grants.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  for (size_t i = 1; i < grants.size(); ++i) ASSERT_LE(grants[i - 1].end, grants[i].start);
+  EXPECT_EQ(r.busy_time(), total_busy);
+  EXPECT_EQ(r.wait_time(), total_wait);
+}
+
+// With k slots, at no instant are more than k grants active.
+TEST(ResourceProperty, MultiSlotNeverExceedsSlotCount) {
+  std::mt19937_64 rng(99);
+  constexpr unsigned kSlots = 3;
+  Resource r("walkers", kSlots);
+  std::vector<std::pair<Ps, int>> edges;  // (time, +1 start / -1 end)
+  for (int i = 0; i < 3000; ++i) {
+    const Ps arrival = rng() % 50000;
+    const auto g = r.reserve(arrival, 1 + rng() % 200);
+    ASSERT_GE(g.start, arrival);
+    edges.emplace_back(g.start, +1);
+    edges.emplace_back(g.end, -1);
+  }
+  // Ends sort before starts at the same instant: back-to-back is not overlap.
+  std::sort(edges.begin(), edges.end());
+  int active = 0;
+  for (const auto& [t, delta] : edges) {
+    active += delta;
+    ASSERT_LE(active, static_cast<int>(kSlots)) << "at t=" << t;
+  }
+  EXPECT_EQ(active, 0);
+}
+
+}  // namespace
+}  // namespace smmu_vp
