@@ -144,6 +144,7 @@ RunResult Platform::run(const std::function<void(const Progress&)>& progress, do
 void Platform::finalize_stats(const RunResult& r) {
   const Ps end = ns_to_ps(r.sim_ns);
   dram_->core().finalize(end);
+  intc_->finalize();
   for (auto& [name, d] : dmas_) d->finalize();
 }
 

@@ -148,17 +148,18 @@ nlohmann::json StatsRegistry::histogram_json(const Histogram& h) {
 nlohmann::json StatsRegistry::to_json() const {
   nlohmann::json root = nlohmann::json::object();
   for (const auto& [path, kind] : kinds_) {
-    nlohmann::json::json_pointer ptr;
+    // Walk by object keys: every component, digits included, is a key.
+    nlohmann::json* node = &root;
     size_t start = 0;
-    for (size_t dot = path.find('.');; dot = path.find('.', start)) {
-      ptr /= path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      if (dot == std::string::npos) break;
+    for (size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', start)) {
+      node = &(*node)[path.substr(start, dot - start)];
       start = dot + 1;
     }
+    nlohmann::json& leaf = (*node)[path.substr(start)];
     switch (kind) {
-      case Kind::kCounter: root[ptr] = counters_.at(path)->value(); break;
-      case Kind::kHistogram: root[ptr] = histogram_json(*histograms_.at(path)); break;
-      case Kind::kValue: root[ptr] = *values_.at(path); break;
+      case Kind::kCounter: leaf = counters_.at(path)->value(); break;
+      case Kind::kHistogram: leaf = histogram_json(*histograms_.at(path)); break;
+      case Kind::kValue: leaf = *values_.at(path); break;
     }
   }
   return root;

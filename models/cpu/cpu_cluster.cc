@@ -123,6 +123,14 @@ bool CpuCore::access(bool is_write, uint64_t addr, void* data, unsigned len) {
   return ok;
 }
 
+bool CpuCore::get_dmi(uint64_t addr, tlm::tlm_dmi& dmi) {
+  tlm::tlm_generic_payload t;
+  t.set_command(tlm::TLM_READ_COMMAND);
+  t.set_address(addr);
+  t.set_data_length(1);
+  return socket->get_direct_mem_ptr(t, dmi);
+}
+
 void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
   sync();
   atomics_.add();

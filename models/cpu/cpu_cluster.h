@@ -71,6 +71,9 @@ class CpuCore : public sc_core::sc_module {
   // ---- bus: false on a bus error (data of a failed read is all ones)
   bool access(bool is_write, uint64_t addr, void* data, unsigned len);
   uint64_t bus_errors() const { return bus_errors_.value(); }
+  // Direct memory interface for `addr` through the core's socket (the router
+  // forwards it to DRAM); false when the target does not grant one.
+  bool get_dmi(uint64_t addr, tlm::tlm_dmi& dmi);
 
   // ---- shared memory: call before performing an atomic on `addr`
   void before_shared_access(const volatile void* addr, bool is_write);

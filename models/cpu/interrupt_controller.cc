@@ -23,9 +23,7 @@ InterruptController::InterruptController(sc_core::sc_module_name name, unsigned 
 }
 
 void InterruptController::raise(unsigned line, Ps at, const char* how) {
-  const uint64_t before = core_.coalesced();
   core_.raise(line, at);
-  if (core_.coalesced() != before) coalesced_.add();
   const Ps now = now_ps();
   wake_[core_.target(line)]->notify(ps_to_sc(at > now ? at - now : 0));
   if (trace_) trace_->instant(basename(), std::string(how) + " irq " + std::to_string(line), at, {{"line", line}});
@@ -64,5 +62,7 @@ void InterruptController::b_transport(tlm::tlm_generic_payload& trans, sc_core::
   }
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
+
+void InterruptController::finalize() { coalesced_.add(core_.coalesced() - coalesced_.value()); }
 
 }  // namespace smmu_vp

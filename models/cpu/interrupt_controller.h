@@ -37,6 +37,8 @@ class InterruptController : public sc_core::sc_module {
   bool raise_line(unsigned line, const sc_core::sc_time& delay = sc_core::SC_ZERO_TIME);
 
   InterruptControllerCore& core() { return core_; }
+  // Figures only known at the end of a run, into the stats registry.
+  void finalize();
   sc_core::sc_event& wake_event(unsigned cpu) { return *wake_[cpu]; }
 
  private:

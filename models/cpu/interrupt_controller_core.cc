@@ -6,19 +6,15 @@
 namespace smmu_vp {
 
 InterruptControllerCore::InterruptControllerCore(unsigned lines, unsigned cpus)
-    : cpus_(cpus), pending_at_(lines, kNotPending), target_(lines, 0) {
+    : cpus_(cpus), edges_(lines), target_(lines, 0) {
   if (lines == 0 || cpus == 0) throw std::invalid_argument("interrupt controller needs lines and cpus");
 }
 
 bool InterruptControllerCore::raise(unsigned line, Ps at) {
-  if (line >= pending_at_.size()) return false;
+  if (line >= edges_.size()) return false;
   ++raised_;
-  if (pending_at_[line] != kNotPending) {
-    ++coalesced_;
-    pending_at_[line] = std::min(pending_at_[line], at);
-  } else {
-    pending_at_[line] = at;
-  }
+  auto& e = edges_[line];
+  e.insert(std::upper_bound(e.begin(), e.end(), at), at);
   return true;
 }
 
@@ -29,19 +25,21 @@ bool InterruptControllerCore::set_target(unsigned line, unsigned cpu) {
 }
 
 int InterruptControllerCore::take_pending(unsigned cpu, Ps now) {
-  for (unsigned line = 0; line < pending_at_.size(); ++line) {
-    if (target_[line] == cpu && pending_at_[line] <= now) {
-      pending_at_[line] = kNotPending;
-      return static_cast<int>(line);
-    }
+  for (unsigned line = 0; line < edges_.size(); ++line) {
+    auto& e = edges_[line];
+    if (target_[line] != cpu || e.empty() || e.front() > now) continue;
+    const auto due_end = std::upper_bound(e.begin(), e.end(), now);
+    coalesced_ += static_cast<uint64_t>(due_end - e.begin()) - 1;
+    e.erase(e.begin(), due_end);
+    return static_cast<int>(line);
   }
   return -1;
 }
 
 Ps InterruptControllerCore::next_pending(unsigned cpu) const {
   Ps best = kNotPending;
-  for (unsigned line = 0; line < pending_at_.size(); ++line)
-    if (target_[line] == cpu) best = std::min(best, pending_at_[line]);
+  for (unsigned line = 0; line < edges_.size(); ++line)
+    if (target_[line] == cpu && !edges_[line].empty()) best = std::min(best, edges_[line].front());
   return best;
 }
 

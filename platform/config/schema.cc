@@ -1,5 +1,6 @@
 #include "config/schema.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -143,11 +144,14 @@ uint64_t parse_address(const json& v, const std::string& path) {
   }
   if (!v.is_string()) throw ConfigError(path, "expected an integer or a string like \"0x80000000\" or \"64KiB\", got " + got(v));
   const std::string s = v.get<std::string>();
-  const char* c = s.c_str();
+  // Hex with 0x, otherwise decimal (never octal); no sign, no spaces.
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const char* c = s.c_str() + (hex ? 2 : 0);
+  const bool digit_first = hex ? std::isxdigit(static_cast<unsigned char>(*c)) : std::isdigit(static_cast<unsigned char>(*c));
   char* end = nullptr;
   errno = 0;
-  const unsigned long long base = std::strtoull(c, &end, 0);
-  if (end == c || errno == ERANGE || s[0] == '-')
+  const unsigned long long base = digit_first ? std::strtoull(c, &end, hex ? 16 : 10) : 0;
+  if (!digit_first || errno == ERANGE)
     throw ConfigError(path, "cannot read \"" + s + "\" as an address or size");
   const std::string suffix(end);
   uint64_t mult = 1;
@@ -171,6 +175,7 @@ json validate(const Node& schema, const json& doc, const std::string& path) {
         const double d = doc.get<double>();
         if (d != std::floor(d)) throw ConfigError(path, "expected an unsigned integer, got " + got(doc));
         if (d < 0) throw ConfigError(path, "must not be negative (got " + got(doc) + ")");
+        if (d >= 18446744073709551616.0) throw ConfigError(path, "does not fit in 64 bits (got " + got(doc) + ")");
         check_range(schema, d, path);
         return static_cast<uint64_t>(d);
       }

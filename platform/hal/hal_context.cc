@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cpu/cpu_cluster.h"
 #include "platform.h"
 
 namespace smmu_vp {
@@ -22,7 +23,7 @@ HalContext::HalContext(Platform& p)
     : platform_(p),
       apps_(p.config().cpu.count),
       dma_alloc_(p.config().dram_base + p.config().dma_region_offset, p.config().dma_region_size),
-      dram_host_(p.dram().core().data()),
+      dram_host_(nullptr),
       dram_base_(p.config().dram_base),
       dram_size_(p.config().dram.size) {
   const auto& cfg = p.config();
@@ -71,6 +72,17 @@ CpuCore& HalContext::core() {
     std::abort();
   }
   return *c;
+}
+
+uint8_t* HalContext::dram_host() {
+  if (dram_host_) return dram_host_;
+  tlm::tlm_dmi dmi;
+  CpuCore& c = core();
+  if (!c.get_dmi(dram_base_, dmi) || !dmi.is_read_write_allowed() || dmi.get_start_address() > dram_base_ ||
+      dmi.get_end_address() < dram_base_ + dram_size_ - 1)
+    c.fatal("HAL: DRAM does not grant DMI over its whole range");
+  dram_host_ = dmi.get_dmi_ptr() + (dram_base_ - dmi.get_start_address());
+  return dram_host_;
 }
 
 int HalContext::cost_lookup(const char* name) const {

@@ -49,7 +49,9 @@ class HalContext {
 
   const std::vector<hal_device_info>& devices() const { return devices_; }
   DmaAllocator& dma_allocator() { return dma_alloc_; }
-  uint8_t* dram_host() { return dram_host_; }
+  // Host pointer to the start of DRAM, obtained through DMI the first time a
+  // core asks (DMI needs the elaborated sockets).
+  uint8_t* dram_host();
   uint64_t dram_base() const { return dram_base_; }
   uint64_t dram_size() const { return dram_size_; }
 

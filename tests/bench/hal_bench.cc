@@ -185,16 +185,15 @@ void dma_transfer(benchmark::State& state, enum dma_completion how) {
   phys_addr_t src_pa = 0, dst_pa = 0;
   auto* src = static_cast<uint8_t*>(hal_dma_alloc(len, 4096, &src_pa));
   auto* dst = static_cast<uint8_t*>(hal_dma_alloc(len, 4096, &dst_pa));
-  if (!src || !dst) {
-    state.SkipWithError("hal_dma_alloc failed");
+  if (!src || !dst ||
+      (how == DMA_COMPLETE_IRQ &&
+       hal_irq_register(dma_engine_channel_irq(&dma, ch), on_dma_done, const_cast<uint32_t*>(&g_dma_done)) != 0)) {
+    state.SkipWithError(!src || !dst ? "hal_dma_alloc failed" : "cannot register the DMA completion interrupt");
+    hal_dma_free(src);
+    hal_dma_free(dst);
     return;
   }
   for (uint32_t i = 0; i < len; ++i) src[i] = static_cast<uint8_t>(i * 7 + 3);
-  if (how == DMA_COMPLETE_IRQ &&
-      hal_irq_register(dma_engine_channel_irq(&dma, ch), on_dma_done, const_cast<uint32_t*>(&g_dma_done)) != 0) {
-    state.SkipWithError("cannot register the DMA completion interrupt");
-    return;
-  }
   const uint64_t bursts_per_xfer = (len + burst - 1) / burst;
 
   const uint64_t mmio0 = core_mmio_accesses();

@@ -156,7 +156,9 @@ TEST_F(DmaEngineCoreTest, GoStartsIdleChannel) {
   EXPECT_EQ(rd(DMA_CH_REG(ch, DMA_CH_BYTES_DONE)), 0u);
   EXPECT_EQ(core.go_while_busy(), 0u);
   for (unsigned other = 0; other < kChannels; ++other)
-    if (other != ch) EXPECT_EQ(status(other), 0u);
+    if (other != ch) {
+      EXPECT_EQ(status(other), 0u);
+    }
 }
 
 TEST_F(DmaEngineCoreTest, CtrlWithoutGoDoesNotStart) {

@@ -154,10 +154,10 @@ TEST(DramCore, BackingStoreZeroedAndWritable) {
 }
 
 TEST(DramCore, LargeDramCostsNothingUntilTouched) {
-  // 16 GiB reserved lazily: construction must not need the memory.
+  // 4 GiB reserved lazily: construction must not need the memory.
   StatsRegistry stats;
   DramConfig cfg = small_config();
-  cfg.size = 16ull << 30;
+  cfg.size = 4ull << 30;
   DramCore d("big", cfg, stats);
   EXPECT_EQ(d.data()[cfg.size - 1], 0);
 }

@@ -222,6 +222,20 @@ TEST(StatsRegistry, NestedJson) {
   EXPECT_EQ(j.size(), 3u);  // dram, dma0, top
 }
 
+// Path components are object keys even when they look like numbers (e.g. a
+// firmware stat named "lat.0"), and a group may mix numeric and named children.
+TEST(StatsRegistry, NumericPathComponentsStayObjectKeys) {
+  StatsRegistry s;
+  s.counter("cores.1.busy").add(2);
+  s.counter("cores.0.busy").add(1);
+  s.counter("cores.total").add(3);
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = s.to_json());
+  EXPECT_TRUE(j["cores"].is_object()) << j.dump();
+  EXPECT_EQ(j["cores"]["1"]["busy"], 2) << j.dump();
+  EXPECT_EQ(j["cores"]["total"], 3) << j.dump();
+}
+
 TEST(StatsRegistry, EmptyRegistryIsEmptyObject) {
   StatsRegistry s;
   EXPECT_EQ(s.to_json(), nlohmann::json::object());

@@ -163,7 +163,9 @@ TEST(DmaAllocatorProperty, RandomAllocFreeNeverOverlaps) {
       ASSERT_GE(*p, kBase);
       ASSERT_LE(*p + size, kBase + kSize);
       auto next = live.lower_bound(*p);
-      if (next != live.end()) ASSERT_LE(*p + size, next->first) << "overlaps the next block";
+      if (next != live.end()) {
+        ASSERT_LE(*p + size, next->first) << "overlaps the next block";
+      }
       if (next != live.begin()) {
         auto prev = std::prev(next);
         ASSERT_LE(prev->first + prev->second, *p) << "overlaps the previous block";

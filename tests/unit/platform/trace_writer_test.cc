@@ -147,8 +147,11 @@ TEST_F(TraceWriterTest, ManyTracksGetDistinctTids) {
   for (const auto& [track, tid] : tid_of) tids.insert(tid);
   EXPECT_EQ(tids.size(), 10u);
   // Every event's tid belongs to a named track.
-  for (const auto& e : ev)
-    if (e["ph"] == "X") EXPECT_EQ(tids.count(e["tid"].get<int>()), 1u);
+  for (const auto& e : ev) {
+    if (e["ph"] == "X") {
+      EXPECT_EQ(tids.count(e["tid"].get<int>()), 1u);
+    }
+  }
 }
 
 TEST_F(TraceWriterTest, CloseIsIdempotentAndLaterEventsAreDropped) {

@@ -1,0 +1,584 @@
+// build_run_config / load_run_config: every class of bad configuration is
+// rejected with the JSON path of the problem, and good ones resolve to a
+// complete document and RunConfig.
+#include "config/run_config.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "apps/apps.h"
+#include "hal/hal.h"
+
+namespace smmu_vp::config {
+namespace {
+
+// Apps the test scenarios can name: one with parameters, one without.
+int noop_main(void) { return 0; }
+const hal_param_decl kAlphaParams[] = {
+    {"count", 10, "How many."},
+    {"size", 4096, "How big."},
+    {nullptr, 0, nullptr},
+};
+const hal_app kAlpha = {"alpha", "An app with parameters.", noop_main, kAlphaParams};
+const hal_app kBeta = {"beta", "An app without parameters.", noop_main, nullptr};
+const std::vector<const hal_app*> kTestApps = {&kAlpha, &kBeta};
+
+// A small valid scenario; each test patches what it needs.
+json base_doc() {
+  return json::parse(R"({
+    "platform": {
+      "cpu": { "count": 4 },
+      "devices": { "dma0": { "type": "dma", "base": "0x10000000", "irq": 32 } }
+    },
+    "scenario": { "apps": [ { "app": "alpha", "cores": [0] } ] }
+  })");
+}
+
+// base_doc() with an RFC 7386 merge patch applied (null deletes a key).
+json patched(const char* patch) {
+  json d = base_doc();
+  d.merge_patch(json::parse(patch));
+  return d;
+}
+
+RunConfig build(const json& doc, const std::vector<std::string>& overrides = {}) {
+  return build_run_config(doc, ".", overrides, kTestApps);
+}
+
+// Succeeds when building `doc` throws a ConfigError at exactly `path` whose
+// message contains each of `words`.
+::testing::AssertionResult fails_at(const json& doc, const std::string& path, std::vector<std::string> words,
+                                    const std::vector<std::string>& overrides = {}) {
+  try {
+    build(doc, overrides);
+  } catch (const ConfigError& e) {
+    if (e.path() != path) return ::testing::AssertionFailure() << "error at '" << e.path() << "', expected '" << path << "': " << e.what();
+    for (const auto& w : words)
+      if (std::string(e.what()).find(w) == std::string::npos)
+        return ::testing::AssertionFailure() << "message lacks \"" << w << "\": " << e.what();
+    return ::testing::AssertionSuccess();
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "not a ConfigError: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "accepted";
+}
+
+TEST(RunConfig, BaseDocumentIsValid) {
+  const RunConfig rc = build(base_doc());
+  ASSERT_EQ(rc.apps.size(), 1u);
+  EXPECT_EQ(rc.apps[0].app, &kAlpha);
+  ASSERT_EQ(rc.devices.size(), 1u);
+}
+
+// ---- Each class of bad configuration, with the path it must be reported at.
+
+struct BadCase {
+  const char* label;
+  const char* patch;  // merge patch over base_doc()
+  const char* path;
+  std::vector<std::string> words;
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.label; }
+
+class BadConfig : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadConfig, RejectedAtPath) {
+  const BadCase& c = GetParam();
+  EXPECT_TRUE(fails_at(patched(c.patch), c.path, c.words)) << "patch: " << c.patch;
+}
+
+const BadCase kBadCases[] = {
+    // unknown keys, at every level
+    {"unknown_top_key", R"({"extra": 1})", "/extra", {"unknown key", "platform, scenario"}},
+    {"unknown_nested_key", R"({"platform": {"dram": {"latency_ns": 5}}})", "/platform/dram/latency_ns", {"unknown key"}},
+    {"unknown_deep_key", R"({"platform": {"dram": {"dma_region": {"start": 0}}}})", "/platform/dram/dma_region/start", {"unknown key"}},
+    {"unknown_device_key", R"({"platform": {"devices": {"dma0": {"colour": "red"}}}})", "/platform/devices/dma0/colour", {"unknown key"}},
+    {"unknown_app_entry_key", R"({"scenario": {"apps": [{"app": "alpha", "cores": [0], "core": 1}]}})", "/scenario/apps/0/core", {"unknown key"}},
+    {"unknown_stop_key", R"({"scenario": {"stop": {"max_time_ns": 5}}})", "/scenario/stop/max_time_ns", {"unknown key"}},
+    // wrong types
+    {"string_for_number", R"({"platform": {"dram": {"read_latency_ns": "fast"}}})", "/platform/dram/read_latency_ns", {"expected a number"}},
+    {"string_for_uint", R"({"platform": {"cpu": {"count": "four"}}})", "/platform/cpu/count", {"expected an unsigned integer"}},
+    {"bool_for_number", R"({"platform": {"intc": {"reg_latency_ns": true}}})", "/platform/intc/reg_latency_ns", {"expected a number"}},
+    {"number_for_string", R"({"scenario": {"name": 5}})", "/scenario/name", {"expected a string"}},
+    {"array_for_object", R"({"platform": {"cpu": [1]}})", "/platform/cpu", {"expected an object"}},
+    {"number_for_platform", R"({"platform": 5})", "/platform", {"expected an object"}},
+    {"object_for_array", R"({"scenario": {"apps": {"app": "alpha"}}})", "/scenario/apps", {"expected an array"}},
+    {"number_for_device", R"({"platform": {"devices": {"dma0": 5}}})", "/platform/devices/dma0", {"expected an object"}},
+    {"string_for_cost", R"({"platform": {"cpu": {"costs": {"cache_miss": "lots"}}}})", "/platform/cpu/costs/cache_miss", {"expected an unsigned integer"}},
+    {"negative_uint", R"({"platform": {"cpu": {"count": -1}}})", "/platform/cpu/count", {"must not be negative"}},
+    {"negative_seed", R"({"scenario": {"seed": -3}})", "/scenario/seed", {"must not be negative"}},
+    {"negative_float_uint", R"({"platform": {"cpu": {"dmb_cycles": -2.0}}})", "/platform/cpu/dmb_cycles", {"must not be negative"}},
+    {"fractional_uint", R"({"platform": {"cpu": {"count": 2.5}}})", "/platform/cpu/count", {"expected an unsigned integer"}},
+    {"fractional_param", R"({"scenario": {"apps": [{"app": "alpha", "cores": [0], "params": {"count": 1.5}}]}})", "/scenario/apps/0/params/count", {"expected an unsigned integer"}},
+    {"fractional_core", R"({"scenario": {"apps": [{"app": "alpha", "cores": [0.5]}]}})", "/scenario/apps/0/cores/0", {"expected an unsigned integer"}},
+    // out of range
+    {"above_range", R"({"platform": {"cpu": {"count": 65}}})", "/platform/cpu/count", {"must be between 1 and 64"}},
+    {"below_range", R"({"platform": {"cpu": {"count": 0}}})", "/platform/cpu/count", {"must be between 1 and 64"}},
+    {"number_below_range", R"({"platform": {"dram": {"bandwidth_gbps": 0}}})", "/platform/dram/bandwidth_gbps", {"must be between"}},
+    {"negative_number", R"({"platform": {"dram": {"read_latency_ns": -1}}})", "/platform/dram/read_latency_ns", {"must be between"}},
+    {"address_below_range", R"({"platform": {"dram": {"size": "1KiB"}}})", "/platform/dram/size", {"must be between"}},
+    {"device_field_range", R"({"platform": {"devices": {"dma0": {"channels": 0}}}})", "/platform/devices/dma0/channels", {"must be between 1 and 64"}},
+    {"core_number_range", R"({"scenario": {"apps": [{"app": "alpha", "cores": [64]}]}})", "/scenario/apps/0/cores/0", {"must be between 0 and 63"}},
+    {"stop_time_zero", R"({"scenario": {"stop": {"max_time_us": 0}}})", "/scenario/stop/max_time_us", {"must be between"}},
+    {"intc_lines_range", R"({"platform": {"intc": {"lines": 2000}}})", "/platform/intc/lines", {"must be between 1 and 1024"}},
+    // bad choices
+    {"bad_device_type", R"({"platform": {"devices": {"dma0": {"type": "gpu"}}}})", "/platform/devices/dma0/type", {"\"gpu\" is not one of: dma"}},
+    {"device_type_not_string", R"({"platform": {"devices": {"dma0": {"type": 5}}}})", "/platform/devices/dma0/type", {"one of: dma"}},
+    // missing required fields
+    {"missing_device_type", R"({"platform": {"devices": {"dma0": {"type": null}}}})", "/platform/devices/dma0/type", {"missing"}},
+    {"missing_device_base", R"({"platform": {"devices": {"dma0": {"base": null}}}})", "/platform/devices/dma0/base", {"required", "missing"}},
+    {"missing_device_irq", R"({"platform": {"devices": {"dma0": {"irq": null}}}})", "/platform/devices/dma0/irq", {"required", "missing"}},
+    {"missing_app_name", R"({"scenario": {"apps": [{"cores": [0]}]}})", "/scenario/apps/0/app", {"required string is missing"}},
+    {"missing_app_cores", R"({"scenario": {"apps": [{"app": "alpha"}]}})", "/scenario/apps/0/cores", {"required", "missing"}},
+    // device names
+    {"empty_device_name", R"({"platform": {"devices": {"": {"type": "dma", "base": 0, "irq": 0}}}})", "/platform/devices", {"empty key"}},
+    {"reserved_device_name", R"({"platform": {"devices": {"dma0": null, "intc": {"type": "dma", "base": "0x20000000", "irq": 40}}}})", "/platform/devices/intc", {"reserved"}},
+    // the address map
+    {"device_over_dram", R"({"platform": {"devices": {"dma0": {"base": "0x80001000"}}}})", "/platform/devices/dma0/base", {"overlaps", "'dma0'", "'dram'"}},
+    {"device_over_dram_end", R"({"platform": {"dram": {"size": "1GiB"}, "devices": {"dma0": {"base": "0xBFFFFF00"}}}})", "/platform/devices/dma0/base", {"'dram'"}},
+    {"device_over_intc", R"({"platform": {"devices": {"dma0": {"base": "0x08000800"}}}})", "/platform/devices/dma0/base", {"overlaps", "'dma0'", "'intc'"}},
+    {"two_devices_overlap", R"({"platform": {"devices": {"dma1": {"type": "dma", "base": "0x10000100", "irq": 40}}}})", "/platform/devices/dma1/base", {"overlaps", "'dma0'", "'dma1'"}},
+    {"intc_over_dram", R"({"platform": {"intc": {"base": "0x80000000"}}})", "/platform/intc/base", {"overlaps", "'intc'", "'dram'"}},
+    {"dram_wraps", R"({"platform": {"dram": {"base": "0xFFFFFFFFF0000000"}}})", "/platform/dram/size", {"wraps"}},
+    {"dma_region_offset_outside", R"({"platform": {"dram": {"size": "1GiB", "dma_region": {"offset": "1GiB"}}}})", "/platform/dram/dma_region", {"inside DRAM"}},
+    {"dma_region_too_long", R"({"platform": {"dram": {"size": "1GiB", "dma_region": {"offset": "512MiB", "size": "768MiB"}}}})", "/platform/dram/dma_region", {"inside DRAM"}},
+    // interrupts
+    {"irq_beyond_lines", R"({"platform": {"devices": {"dma0": {"irq": 255}}}})", "/platform/devices/dma0/irq", {"255..256", "intc.lines = 256"}},
+    {"irq_beyond_small_intc", R"({"platform": {"intc": {"lines": 32}}})", "/platform/devices/dma0/irq", {"32..33", "intc.lines = 32"}},
+    {"irq_beyond_with_channels", R"({"platform": {"devices": {"dma0": {"irq": 250, "channels": 8}}}})", "/platform/devices/dma0/irq", {"250..257"}},
+    // apps
+    {"unknown_app", R"({"scenario": {"apps": [{"app": "gamma", "cores": [0]}]}})", "/scenario/apps/0/app", {"no app named \"gamma\"", "alpha, beta"}},
+    {"unknown_app_param", R"({"scenario": {"apps": [{"app": "alpha", "cores": [0], "params": {"speed": 1}}]}})", "/scenario/apps/0/params/speed", {"no such parameter", "count, size"}},
+    {"param_of_app_without_params", R"({"scenario": {"apps": [{"app": "beta", "cores": [0], "params": {"x": 1}}]}})", "/scenario/apps/0/params/x", {"it has: none"}},
+    {"core_out_of_range", R"({"scenario": {"apps": [{"app": "alpha", "cores": [4]}]}})", "/scenario/apps/0/cores/0", {"core 4 does not exist", "cpu.count = 4"}},
+    {"core_out_of_range_small_cluster", R"({"platform": {"cpu": {"count": 1}}, "scenario": {"apps": [{"app": "alpha", "cores": [0, 1]}]}})", "/scenario/apps/0/cores/1", {"does not exist"}},
+    {"core_used_twice_in_app", R"({"scenario": {"apps": [{"app": "alpha", "cores": [0, 2, 0]}]}})", "/scenario/apps/0/cores/2", {"core 0 already runs"}},
+    {"core_used_by_two_apps", R"({"scenario": {"apps": [{"app": "alpha", "cores": [0, 1]}, {"app": "beta", "cores": [1]}]}})", "/scenario/apps/1/cores/0", {"core 1 already runs"}},
+    {"empty_cores", R"({"scenario": {"apps": [{"app": "alpha", "cores": []}]}})", "/scenario/apps/0/cores", {"at least one core"}},
+    // address strings
+    {"address_bad_hex", R"({"platform": {"dram": {"base": "0xZZ"}}})", "/platform/dram/base", {"0xZZ"}},
+    {"address_bad_suffix", R"({"platform": {"dram": {"base": "12XiB"}}})", "/platform/dram/base", {"unknown suffix \"XiB\""}},
+    {"address_negative_string", R"({"platform": {"dram": {"base": "-5"}}})", "/platform/dram/base", {"cannot read \"-5\""}},
+    {"address_negative_number", R"({"platform": {"dram": {"base": -5}}})", "/platform/dram/base", {"must not be negative"}},
+    {"address_not_a_number", R"({"platform": {"dram": {"base": "dram"}}})", "/platform/dram/base", {"cannot read"}},
+    {"address_empty", R"({"platform": {"dram": {"base": ""}}})", "/platform/dram/base", {"cannot read"}},
+    {"address_too_big", R"({"platform": {"dram": {"base": "99999999999999999999"}}})", "/platform/dram/base", {"cannot read"}},
+    {"address_suffix_overflow", R"({"platform": {"dram": {"base": "17179869184GiB"}}})", "/platform/dram/base", {"does not fit in 64 bits"}},
+    {"address_wrong_type", R"({"platform": {"dram": {"base": true}}})", "/platform/dram/base", {"expected an integer or a string"}},
+    {"address_fractional", R"({"platform": {"dram": {"base": 4096.5}}})", "/platform/dram/base", {"expected an integer or a string"}},
+    {"address_in_device", R"({"platform": {"devices": {"dma0": {"base": "0x1000 0000"}}}})", "/platform/devices/dma0/base", {"unknown suffix"}},
+};
+
+INSTANTIATE_TEST_SUITE_P(RunConfig, BadConfig, ::testing::ValuesIn(kBadCases),
+                         [](const ::testing::TestParamInfo<BadCase>& p) { return std::string(p.param.label); });
+
+TEST(RunConfig, DocumentNotAnObject) {
+  try {
+    build(json::array());
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "");
+    EXPECT_EQ(std::string(e.what()).rfind("/: ", 0), 0u) << e.what();  // the root shows as "/"
+  }
+}
+
+// Unsigned fields without a range (seed, app parameters) must still reject a
+// float that no 64-bit integer can hold, rather than store garbage.
+TEST(RunConfig, HugeFloatForUnrangedUnsignedRejected) {
+  EXPECT_TRUE(fails_at(patched(R"({"scenario": {"seed": 1e30}})"), "/scenario/seed", {}));
+  EXPECT_TRUE(fails_at(patched(R"({"scenario": {"apps": [{"app": "alpha", "cores": [0], "params": {"count": 1e20}}]}})"),
+                       "/scenario/apps/0/params/count", {}));
+}
+
+TEST(RunConfig, IrqRangeUpToLastLineAccepted) {
+  // Channels 0 and 1 on lines 254 and 255 of 256: the last lines that exist.
+  const RunConfig rc = build(patched(R"({"platform": {"devices": {"dma0": {"irq": 254}}}})"));
+  EXPECT_EQ(rc.devices.at(0).irq, 254u);
+}
+
+TEST(RunConfig, AdjacentDevicesAccepted) {
+  // dma0 with 2 channels spans 0x180 bytes; dma1 may start right after it.
+  const RunConfig rc =
+      build(patched(R"({"platform": {"devices": {"dma1": {"type": "dma", "base": "0x10000180", "irq": 40}}}})"));
+  ASSERT_EQ(rc.devices.size(), 2u);
+  EXPECT_EQ(rc.devices[0].size, 0x180u);
+  EXPECT_EQ(rc.devices[1].base, 0x10000180u);
+}
+
+// ---- Platform given as a file.
+
+class PlatformFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "run_config_test_" + std::to_string(getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void write(const std::string& name, const std::string& text) {
+    std::ofstream out(dir_ + "/" + name);
+    out << text;
+  }
+  json scenario_with_platform(const std::string& platform) {
+    json d = base_doc();
+    d["platform"] = platform;
+    return d;
+  }
+  std::string dir_;
+};
+
+TEST_F(PlatformFile, RelativeToBaseDir) {
+  write("plat.json", base_doc()["platform"].dump());
+  const RunConfig rc = build_run_config(scenario_with_platform("plat.json"), dir_, {}, kTestApps);
+  EXPECT_EQ(rc.cpu.count, 4u);
+  ASSERT_EQ(rc.devices.size(), 1u);
+  EXPECT_EQ(rc.devices[0].name, "dma0");
+  // The resolved document holds the platform itself, not the path.
+  EXPECT_TRUE(rc.resolved["platform"].is_object());
+}
+
+TEST_F(PlatformFile, AbsolutePath) {
+  write("abs.json", base_doc()["platform"].dump());
+  const RunConfig rc = build_run_config(scenario_with_platform(dir_ + "/abs.json"), "/nonexistent", {}, kTestApps);
+  EXPECT_EQ(rc.devices.size(), 1u);
+}
+
+TEST_F(PlatformFile, OverridesApplyAfterLoading) {
+  write("plat.json", base_doc()["platform"].dump());
+  const RunConfig rc = build_run_config(scenario_with_platform("plat.json"), dir_,
+                                        {"platform.cpu.count=8", "platform.devices.dma0.irq=100"}, kTestApps);
+  EXPECT_EQ(rc.cpu.count, 8u);
+  EXPECT_EQ(rc.devices[0].irq, 100u);
+}
+
+TEST_F(PlatformFile, UnreadablePathIsAnError) {
+  try {
+    build_run_config(scenario_with_platform("missing.json"), dir_, {}, kTestApps);
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    FAIL() << "an unreadable file is not a content error: " << e.what();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir_ + "/missing.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(PlatformFile, InvalidJsonIsAnError) {
+  write("broken.json", "{ \"cpu\": ");
+  try {
+    build_run_config(scenario_with_platform("broken.json"), dir_, {}, kTestApps);
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("broken.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(PlatformFile, ContentErrorsKeepTheirPath) {
+  write("bad.json", R"({"cpu": {"count": 0}})");
+  try {
+    build_run_config(scenario_with_platform("bad.json"), dir_, {}, kTestApps);
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "/platform/cpu/count");
+  }
+}
+
+TEST(LoadRunConfig, MissingScenarioFile) {
+  EXPECT_THROW(load_run_config("/nonexistent/scenario.json", {}, kTestApps), std::runtime_error);
+}
+
+// ---- Defaults and resolution.
+
+// Every field the schema declares is present in `doc` (recursively), except
+// optional fields without a default.
+void expect_complete(const Node& n, const json& doc, const std::string& path) {
+  switch (n.type) {
+    case Type::kObject:
+      ASSERT_TRUE(doc.is_object()) << path;
+      for (const auto& [name, child] : n.fields) {
+        if (!doc.contains(name)) {
+          EXPECT_TRUE(child->optional && child->default_value.is_null()) << path + "/" + name << " missing";
+          continue;
+        }
+        expect_complete(*child, doc.at(name), path + "/" + name);
+      }
+      return;
+    case Type::kVariant:
+      expect_complete(*n.variants.at(doc.at("type").get<std::string>()), doc, path);
+      return;
+    case Type::kMap:
+      ASSERT_TRUE(doc.is_object()) << path;
+      for (auto it = doc.begin(); it != doc.end(); ++it) expect_complete(*n.element, it.value(), path + "/" + it.key());
+      return;
+    case Type::kArray:
+      ASSERT_TRUE(doc.is_array()) << path;
+      for (size_t i = 0; i < doc.size(); ++i) expect_complete(*n.element, doc[i], path + "/" + std::to_string(i));
+      return;
+    case Type::kAddress:
+    case Type::kUint:
+      EXPECT_TRUE(doc.is_number_unsigned()) << path << " = " << doc.dump();
+      return;
+    case Type::kNumber:
+      EXPECT_TRUE(doc.is_number()) << path;
+      return;
+    case Type::kBool:
+      EXPECT_TRUE(doc.is_boolean()) << path;
+      return;
+    case Type::kString:
+      EXPECT_TRUE(doc.is_string()) << path;
+      return;
+  }
+}
+
+TEST(RunConfig, ResolvedDocumentHasEveryField) {
+  const RunConfig rc = build(base_doc());
+  expect_complete(run_schema(), rc.resolved, "");
+  // Spot checks of defaults reaching the document ...
+  const json& r = rc.resolved;
+  EXPECT_EQ(r["platform"]["cpu"]["quantum_ns"], 500.0);
+  EXPECT_EQ(r["platform"]["dram"]["base"], 0x80000000u);
+  EXPECT_EQ(r["platform"]["dram"]["size"], 1u << 30);
+  EXPECT_EQ(r["platform"]["dram"]["dma_region"]["offset"], 0x10000000u);
+  EXPECT_EQ(r["platform"]["intc"]["lines"], 256u);
+  EXPECT_EQ(r["platform"]["interconnect"]["latency_ns"], 2.0);
+  EXPECT_EQ(r["platform"]["devices"]["dma0"]["channels"], 2u);
+  EXPECT_EQ(r["platform"]["devices"]["dma0"]["stream_id"], 0u);
+  EXPECT_EQ(r["platform"]["devices"]["dma0"]["base"], 0x10000000u);  // string normalised to an integer
+  EXPECT_EQ(r["scenario"]["name"], "unnamed");
+  EXPECT_EQ(r["scenario"]["seed"], 1u);
+  EXPECT_EQ(r["scenario"]["stop"]["max_time_us"], 1e6);
+  // ... including every declared app parameter.
+  EXPECT_EQ(r["scenario"]["apps"][0]["params"], (json{{"count", 10}, {"size", 4096}}));
+}
+
+TEST(RunConfig, DefaultsFillRunConfig) {
+  const RunConfig rc = build(base_doc());
+  const CpuConfig cpu;
+  EXPECT_EQ(rc.cpu.count, 4u);
+  EXPECT_EQ(rc.cpu.frequency_mhz, cpu.frequency_mhz);
+  EXPECT_EQ(rc.cpu.quantum_ns, cpu.quantum_ns);
+  EXPECT_EQ(rc.cpu.atomic_cycles, cpu.atomic_cycles);
+  EXPECT_EQ(rc.cpu.stack_kib, cpu.stack_kib);
+  EXPECT_EQ(rc.dram_base, 0x80000000u);
+  EXPECT_EQ(rc.dram.size, DramConfig{}.size);
+  EXPECT_EQ(rc.dram.read_latency_ns, DramConfig{}.read_latency_ns);
+  EXPECT_EQ(rc.dma_region_offset, 0x10000000u);
+  EXPECT_EQ(rc.dma_region_size, 0x10000000u);
+  EXPECT_EQ(rc.intc_base, 0x08000000u);
+  EXPECT_EQ(rc.intc_lines, 256u);
+  EXPECT_EQ(rc.intc_reg_latency_ns, 10.0);
+  EXPECT_EQ(rc.interconnect_latency_ns, 2.0);
+  EXPECT_EQ(rc.max_time_ps, 1000000000000u);  // 1e6 us
+  EXPECT_EQ(rc.seed, 1u);
+  EXPECT_EQ(rc.name, "unnamed");
+  EXPECT_EQ(rc.description, "");
+
+  ASSERT_EQ(rc.devices.size(), 1u);
+  const DeviceConfig& d = rc.devices[0];
+  const DmaConfig dma;
+  EXPECT_EQ(d.type, "dma");
+  EXPECT_EQ(d.base, 0x10000000u);
+  EXPECT_EQ(d.irq, 32u);
+  EXPECT_EQ(d.dma.irq, 32u);
+  EXPECT_EQ(d.dma.channels, dma.channels);
+  EXPECT_EQ(d.dma.burst_bytes, dma.burst_bytes);
+  EXPECT_EQ(d.dma.max_outstanding, dma.max_outstanding);
+  EXPECT_EQ(d.dma.setup_ns, dma.setup_ns);
+  EXPECT_EQ(d.size, DmaEngineCore::register_block_size(dma.channels));
+
+  ASSERT_EQ(rc.apps.size(), 1u);
+  EXPECT_EQ(rc.apps[0].cores, std::vector<unsigned>{0});
+  EXPECT_EQ(rc.apps[0].params, (std::map<std::string, uint64_t>{{"count", 10}, {"size", 4096}}));
+}
+
+TEST(RunConfig, EmptyDocumentIsAValidIdleRun) {
+  const RunConfig rc = build(json::object());
+  EXPECT_TRUE(rc.apps.empty());
+  EXPECT_TRUE(rc.devices.empty());
+  expect_complete(run_schema(), rc.resolved, "");
+}
+
+TEST(RunConfig, AddressStringsParsed) {
+  const RunConfig rc = build(patched(R"({"platform": {"dram": {
+      "base": "0x80000000", "size": "1GiB",
+      "dma_region": {"offset": "64KiB", "size": "256MiB"}},
+      "intc": {"base": 134217728}}})"));
+  EXPECT_EQ(rc.dram_base, 0x80000000u);
+  EXPECT_EQ(rc.dram.size, 1ull << 30);
+  EXPECT_EQ(rc.dma_region_offset, 64u * 1024);
+  EXPECT_EQ(rc.dma_region_size, 256u << 20);
+  EXPECT_EQ(rc.intc_base, 0x08000000u);
+  EXPECT_TRUE(rc.resolved["platform"]["dram"]["size"].is_number_unsigned());
+}
+
+TEST(RunConfig, AppParamsOverrideDefaults) {
+  const RunConfig rc = build(patched(R"({"scenario": {"apps": [
+      {"app": "alpha", "cores": [3, 1], "params": {"size": 8192}},
+      {"app": "beta", "cores": [0]}]}})"));
+  ASSERT_EQ(rc.apps.size(), 2u);
+  EXPECT_EQ(rc.apps[0].cores, (std::vector<unsigned>{3, 1}));  // order kept
+  EXPECT_EQ(rc.apps[0].params.at("size"), 8192u);
+  EXPECT_EQ(rc.apps[0].params.at("count"), 10u);
+  EXPECT_EQ(rc.apps[1].app, &kBeta);
+  EXPECT_TRUE(rc.apps[1].params.empty());
+  EXPECT_EQ(rc.resolved["scenario"]["apps"][0]["params"]["size"], 8192);
+  EXPECT_EQ(rc.resolved["scenario"]["apps"][0]["params"]["count"], 10);
+}
+
+TEST(RunConfig, ScenarioFields) {
+  const RunConfig rc = build(patched(R"({"scenario": {"name": "x", "description": "y", "seed": 77,
+                                          "stop": {"max_time_us": 2.5}}})"));
+  EXPECT_EQ(rc.name, "x");
+  EXPECT_EQ(rc.description, "y");
+  EXPECT_EQ(rc.seed, 77u);
+  EXPECT_EQ(rc.max_time_ps, 2500000u);
+}
+
+TEST(RunConfig, CostsMergedWithDefaults) {
+  const RunConfig rc = build(patched(R"({"platform": {"cpu": {"costs": {"cache_miss": 300, "tlb_miss": 50}}}})"));
+  EXPECT_EQ(rc.costs.at("cache_miss"), 300u);  // replaced
+  EXPECT_EQ(rc.costs.at("tlb_miss"), 50u);     // added
+  EXPECT_EQ(rc.costs.at("function_call"), 5u);  // kept
+  EXPECT_EQ(rc.costs.at("rbtree_visit"), 30u);
+  EXPECT_EQ(rc.costs.size(), 6u);
+  // The resolved document shows the merged table, as the run uses it.
+  const json& costs = rc.resolved["platform"]["cpu"]["costs"];
+  EXPECT_EQ(costs.size(), 6u);
+  EXPECT_EQ(costs["cache_miss"], 300);
+  EXPECT_EQ(costs["list_op"], 5);
+}
+
+// ---- --set overrides.
+
+TEST(Overrides, NestedPathsAndTypes) {
+  const RunConfig rc = build(base_doc(), {"platform.dram.read_latency_ns=100", "scenario.name=hello world",
+                                          "scenario.seed=42", "platform.dram.base=0x40000000",
+                                          "platform.cpu.costs={\"walk\": 7}"});
+  EXPECT_EQ(rc.dram.read_latency_ns, 100.0);
+  EXPECT_EQ(rc.name, "hello world");  // not JSON: taken as a string
+  EXPECT_EQ(rc.seed, 42u);
+  EXPECT_EQ(rc.dram_base, 0x40000000u);  // the string form of an address
+  EXPECT_EQ(rc.costs.at("walk"), 7u);
+  EXPECT_EQ(rc.costs.at("cache_miss"), 200u);
+}
+
+TEST(Overrides, LaterOverrideWins) {
+  const RunConfig rc = build(base_doc(), {"scenario.seed=1", "scenario.seed=2"});
+  EXPECT_EQ(rc.seed, 2u);
+}
+
+TEST(Overrides, ArrayIndexes) {
+  const RunConfig rc = build(patched(R"({"scenario": {"apps": [{"app": "alpha", "cores": [0, 1]}]}})"),
+                             {"scenario.apps.0.params.count=7", "scenario.apps.0.cores.1=3"});
+  EXPECT_EQ(rc.apps[0].params.at("count"), 7u);
+  EXPECT_EQ(rc.apps[0].cores, (std::vector<unsigned>{0, 3}));
+}
+
+TEST(Overrides, CreateMissingObjects) {
+  const RunConfig rc = build(base_doc(), {"platform.devices.dma1.type=dma", "platform.devices.dma1.base=0x20000000",
+                                          "platform.devices.dma1.irq=40", "platform.devices.dma1.channels=4"});
+  ASSERT_EQ(rc.devices.size(), 2u);
+  EXPECT_EQ(rc.devices[1].name, "dma1");
+  EXPECT_EQ(rc.devices[1].base, 0x20000000u);
+  EXPECT_EQ(rc.devices[1].dma.channels, 4u);
+}
+
+TEST(Overrides, ApplyOverrideOnEmptyDocument) {
+  json doc;  // null becomes an object
+  apply_override(doc, "a.b.c=1");
+  apply_override(doc, "a.b.d=[1,2]");
+  apply_override(doc, "a.b.d.1=\"x\"");
+  apply_override(doc, "a.e=true");
+  apply_override(doc, "a.f=");  // empty value: an empty string
+  EXPECT_EQ(doc, json::parse(R"({"a": {"b": {"c": 1, "d": [1, "x"]}, "e": true, "f": ""}})"));
+}
+
+TEST(Overrides, ValueWithEqualsSign) {
+  json doc = json::object();
+  apply_override(doc, "k=a=b");  // the first '=' separates path and value
+  EXPECT_EQ(doc["k"], "a=b");
+}
+
+// Override syntax errors name the --set argument or the path that failed.
+::testing::AssertionResult override_fails_at(const std::string& assignment, const std::string& path,
+                                             const std::string& words) {
+  json doc = base_doc();
+  doc["scenario"]["name"] = "n";
+  try {
+    apply_override(doc, assignment);
+  } catch (const ConfigError& e) {
+    if (e.path() != path) return ::testing::AssertionFailure() << "error at '" << e.path() << "': " << e.what();
+    if (std::string(e.what()).find(words) == std::string::npos)
+      return ::testing::AssertionFailure() << "message lacks \"" << words << "\": " << e.what();
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "accepted";
+}
+
+TEST(Overrides, BadSyntax) {
+  EXPECT_TRUE(override_fails_at("platform.cpu.count", "--set platform.cpu.count", "expected path=value"));
+  EXPECT_TRUE(override_fails_at("=5", "--set =5", "expected path=value"));
+  EXPECT_TRUE(override_fails_at("platform..count=1", "--set platform..count", "empty path component"));
+  EXPECT_TRUE(override_fails_at(".platform=1", "--set .platform", "empty path component"));
+  EXPECT_TRUE(override_fails_at("platform.=1", "--set platform.", "empty path component"));
+  EXPECT_TRUE(override_fails_at("scenario.apps.1.app=x", "/scenario/apps/1", "index out of range"));
+  EXPECT_TRUE(override_fails_at("scenario.apps.first.app=x", "/scenario/apps/first", "index out of range"));
+  EXPECT_TRUE(override_fails_at("scenario.apps.-1.app=x", "/scenario/apps/-1", "index out of range"));
+  EXPECT_TRUE(override_fails_at("scenario.name.first=x", "/scenario/name/first", "inside a string"));
+  EXPECT_TRUE(override_fails_at("platform.cpu.count.x=1", "/platform/cpu/count/x", "inside a number"));
+}
+
+TEST(Overrides, ValuesAreStillValidated) {
+  EXPECT_TRUE(fails_at(base_doc(), "/platform/cpu/count", {"expected an unsigned integer"}, {"platform.cpu.count=lots"}));
+  EXPECT_TRUE(fails_at(base_doc(), "/platform/cpu/typo", {"unknown key"}, {"platform.cpu.typo=1"}));
+}
+
+// ---- The shipped scenario with the real built-in apps.
+
+std::vector<const hal_app*> builtin_apps() { return {sw_apps, sw_apps + sw_app_count}; }
+
+TEST(ShippedConfig, DefaultScenarioLoads) {
+  const RunConfig rc = load_run_config(SMMU_VP_SOURCE_DIR "/platform/scenarios/default.json", {}, builtin_apps());
+  EXPECT_EQ(rc.name, "default");
+  EXPECT_EQ(rc.cpu.count, 4u);
+  EXPECT_EQ(rc.dram_base, 0x80000000u);
+  EXPECT_EQ(rc.dram.size, 1ull << 30);
+  EXPECT_EQ(rc.dma_region_offset, 256u << 20);
+  ASSERT_EQ(rc.devices.size(), 1u);
+  EXPECT_EQ(rc.devices[0].name, "dma0");
+  EXPECT_EQ(rc.devices[0].stream_id, 16u);
+  EXPECT_EQ(rc.devices[0].dma.stream_id, 16u);
+  EXPECT_EQ(rc.devices[0].dma.max_outstanding, 8u);
+  ASSERT_EQ(rc.apps.size(), 2u);
+  EXPECT_STREQ(rc.apps[0].app->name, "dma_copy");
+  EXPECT_EQ(rc.apps[0].cores, (std::vector<unsigned>{0, 1}));
+  EXPECT_EQ(rc.apps[0].params.at("transfers"), 64u);
+  EXPECT_EQ(rc.apps[0].params.count("bookkeeping_cycles"), 1u);  // default filled
+  EXPECT_STREQ(rc.apps[1].app->name, "lock_contend");
+  EXPECT_EQ(rc.max_time_ps, 100000000000u);  // 100000 us
+  expect_complete(run_schema(), rc.resolved, "");
+}
+
+TEST(ShippedConfig, DefaultScenarioWithOverrides) {
+  const RunConfig rc = load_run_config(SMMU_VP_SOURCE_DIR "/platform/scenarios/default.json",
+                                       {"platform.cpu.count=8", "scenario.apps.1.cores.0=7"}, builtin_apps());
+  EXPECT_EQ(rc.cpu.count, 8u);
+  EXPECT_EQ(rc.apps[1].cores, std::vector<unsigned>{7});
+}
+
+TEST(ShippedConfig, BuiltinAppsHaveUniqueNames) {
+  const auto apps = builtin_apps();
+  ASSERT_FALSE(apps.empty());
+  for (size_t i = 0; i < apps.size(); ++i)
+    for (size_t j = i + 1; j < apps.size(); ++j) EXPECT_STRNE(apps[i]->name, apps[j]->name);
+}
+
+}  // namespace
+}  // namespace smmu_vp::config
