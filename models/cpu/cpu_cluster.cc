@@ -10,6 +10,9 @@ namespace smmu_vp {
 CpuCore* CpuCore::current_ = nullptr;
 
 namespace {
+// Thrown by CpuCore::fatal, caught by CpuCore::run.
+struct ProgramStopped {};
+
 std::string stat(const CpuCore& c, const char* leaf) { return std::string(c.name()) + "." + leaf; }
 }  // namespace
 
@@ -46,7 +49,11 @@ void CpuCore::run() {
   if (!entry_) return;
   current_ = this;
   start_time_ = now();
-  exit_code_ = entry_();
+  try {
+    exit_code_ = entry_();
+  } catch (const ProgramStopped&) {
+    exit_code_ = -1;
+  }
   current_ = this;
   qk_.sync();
   current_ = this;
@@ -58,13 +65,7 @@ void CpuCore::run() {
 
 void CpuCore::fatal(const std::string& why) {
   failure_ = why;
-  exit_code_ = -1;
-  finished_ = true;
-  finish_time_ = now();
-  cluster_.core_done(*this);
-  // Park this thread for good: the run is over (the platform stops the kernel).
-  sc_core::sc_event never;
-  for (;;) sc_core::wait(never);
+  throw ProgramStopped{};
 }
 
 Ps CpuCore::now() const { return sc_to_ps(qk_.get_current_time()); }

@@ -88,7 +88,9 @@ class CpuCore : public sc_core::sc_module {
   void irq_restore(unsigned flags);
   void set_event_register() { event_register_ = true; }
 
-  // Stops this core's program with an error; the run ends with it.
+  // Stops this core's program with an error; the run ends with it. Unwinds
+  // the core's stack back to its thread function (sw/ C code is compiled with
+  // unwind tables for this), so nothing the program held is left behind.
   [[noreturn]] void fatal(const std::string& why);
 
   // ---- outcome

@@ -83,14 +83,17 @@ Ps DmaEngine::issue(tlm::tlm_generic_payload& t, bool is_write, uint64_t addr, u
 }
 
 void DmaEngine::channel_thread(unsigned ch) {
-  tlm::tlm_generic_payload t;
+  Channel& c = ch_[ch];
+  tlm::tlm_generic_payload& t = c.trans;
   auto* ext = new StreamIdExtension();
   t.set_extension(ext);  // owned by the payload from here on
-  std::vector<std::vector<uint8_t>> bufs(cfg_.max_outstanding, std::vector<uint8_t>(cfg_.burst_bytes));
-  std::vector<Ps> slot_free(cfg_.max_outstanding);
+  c.bufs.assign(cfg_.max_outstanding, std::vector<uint8_t>(cfg_.burst_bytes));
+  c.slot_free.assign(cfg_.max_outstanding, 0);
+  std::vector<std::vector<uint8_t>>& bufs = c.bufs;
+  std::vector<Ps>& slot_free = c.slot_free;
   const Ps quantum = sc_to_ps(tlm::tlm_global_quantum::instance().get());
   for (;;) {
-    sc_core::wait(ch_[ch].go);
+    sc_core::wait(c.go);
     DmaChannelState& s = core_.channel(ch);
     const DmaChannelState job = s;  // registers are latched at GO
     *ext = StreamIdExtension(job.sid, job.ssid & DMA_SSID_MASK, (job.ssid & DMA_SSID_SSV) != 0);

@@ -47,8 +47,13 @@ class DmaEngine : public sc_core::sc_module {
   void finalize();
 
  private:
+  // Per-channel state lives here, not on the channel thread's stack: the
+  // thread never returns, so the module must own what it allocates.
   struct Channel {
     sc_core::sc_event go;
+    tlm::tlm_generic_payload trans;           // owns its StreamIdExtension
+    std::vector<std::vector<uint8_t>> bufs;   // one burst buffer per outstanding slot
+    std::vector<Ps> slot_free;                // when each slot's last write completes
     Counter* transfers;
     Counter* bytes;
     Counter* errors;
