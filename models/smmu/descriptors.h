@@ -1,0 +1,159 @@
+// Stream table entries, context descriptors and the level-1 descriptors of
+// two-level tables: their layout (declared once, with the IHI 0070 section),
+// and decoders that check them the way the SMMU must before using them.
+// A descriptor that is not valid or not legal for this SMMU is reported with
+// the event the specification assigns (C_BAD_STE, C_BAD_CD, ...).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "smmu/translation_types.h"
+
+namespace smmu_vp::smmu {
+
+// Bits [hi:lo] of a little-endian array of 64-bit words (spec bit numbering
+// across the whole descriptor, as the specification writes it).
+template <size_t N>
+constexpr uint64_t bits(const std::array<uint64_t, N>& d, unsigned hi, unsigned lo) {
+  const unsigned w = lo / 64, shift = lo % 64, width = hi - lo + 1;
+  const uint64_t v = d[w] >> shift;
+  const uint64_t mask = width == 64 ? ~0ull : (1ull << width) - 1;
+  return v & mask;  // fields used here never straddle two words
+}
+
+template <size_t N>
+constexpr void set_bits(std::array<uint64_t, N>& d, unsigned hi, unsigned lo, uint64_t value) {
+  const unsigned w = lo / 64, shift = lo % 64, width = hi - lo + 1;
+  const uint64_t mask = (width == 64 ? ~0ull : (1ull << width) - 1) << shift;
+  d[w] = (d[w] & ~mask) | ((value << shift) & mask);
+}
+
+// Event IDs of configuration errors and fetch aborts (IHI 0070 7.3).
+enum class EventId : uint8_t {
+  kNone = 0,
+  kUut = 0x01,
+  kBadStreamId = 0x02,     // C_BAD_STREAMID
+  kSteFetch = 0x03,        // F_STE_FETCH
+  kBadSte = 0x04,          // C_BAD_STE
+  kBadAtsTreq = 0x05,
+  kStreamDisabled = 0x06,  // F_STREAM_DISABLED
+  kTranslForbidden = 0x07, // F_TRANSL_FORBIDDEN
+  kBadSubstreamId = 0x08,  // C_BAD_SUBSTREAMID
+  kCdFetch = 0x09,         // F_CD_FETCH
+  kBadCd = 0x0A,           // C_BAD_CD
+  kWalkEabt = 0x0B,        // F_WALK_EABT
+  kTranslation = 0x10,     // F_TRANSLATION
+  kAddrSize = 0x11,        // F_ADDR_SIZE
+  kAccess = 0x12,          // F_ACCESS
+  kPermission = 0x13,      // F_PERMISSION
+  kTlbConflict = 0x20,
+  kCfgConflict = 0x21,
+  kPageRequest = 0x24,
+};
+
+const char* event_name(EventId id);
+
+// ---- Stream table entry: 64 bytes (IHI 0070 5.2).
+using SteWords = std::array<uint64_t, 8>;
+
+namespace ste {
+constexpr unsigned kBytes = 64;
+// Config[3:1] (IHI 0070 5.2, STE.Config)
+enum Config : uint8_t { kAbort = 0b000, kBypass = 0b100, kS1Trans = 0b101, kS2Trans = 0b110, kNested = 0b111 };
+// S1Fmt[5:4]: CD table format
+enum S1Fmt : uint8_t { kLinear = 0, k2Level4K = 1, k2Level64K = 2 };
+// S1DSS[65:64]: what a transaction without a substream ID uses
+enum S1Dss : uint8_t { kTerminate = 0, kBypassDss = 1, kSubstream0 = 2 };
+}  // namespace ste
+
+struct SmmuCaps;  // below
+
+struct DecodedSte {
+  uint8_t config = ste::kAbort;
+  // stage 1
+  uint8_t s1fmt = 0;
+  uint64_t s1_context_ptr = 0;  // [51:6]
+  unsigned s1_cdmax = 0;        // log2 of the number of CDs; 0 = one CD, no substreams
+  uint8_t s1dss = 0;
+  bool s1_stall_disable = false;
+  unsigned strw = 0;
+  // stage 2
+  uint16_t s2_vmid = 0;
+  unsigned s2_t0sz = 0;
+  unsigned s2_sl0 = 0;
+  Granule s2_granule = Granule::k4K;
+  unsigned s2_ps_bits = 0;      // S2PS decoded to bits
+  bool s2_affd = false;
+  bool s2_ptw = false;
+  uint64_t s2_ttb = 0;
+
+  bool stage1() const { return config == ste::kS1Trans || config == ste::kNested; }
+  bool stage2() const { return config == ste::kS2Trans || config == ste::kNested; }
+};
+
+// What of the SMMU's features decoding depends on (a subset of IDR0/1/5).
+struct SmmuCaps {
+  bool s1 = true, s2 = true;
+  bool cd2l = true;
+  bool asid16 = true, vmid16 = true;
+  unsigned ssid_bits = 20;
+  unsigned oas_bits = 48;
+  bool gran4k = true, gran16k = true, gran64k = true;
+};
+
+struct DecodeResult {
+  EventId error = EventId::kNone;  // kNone: usable
+  std::string why;                 // for logs and tests
+  bool ok() const { return error == EventId::kNone; }
+};
+
+// STE.V = 0, reserved encodings and features this SMMU lacks are C_BAD_STE.
+DecodeResult decode_ste(const SteWords& w, const SmmuCaps& caps, DecodedSte* out);
+
+// ---- Context descriptor: 64 bytes (IHI 0070 5.4).
+using CdWords = std::array<uint64_t, 8>;
+
+struct DecodedCd {
+  unsigned t0sz = 0;
+  Granule granule = Granule::k4K;
+  bool epd0 = false;            // TTB0 walks disabled: translation fault
+  unsigned ips_bits = 0;        // IPS decoded, capped at the SMMU's OAS
+  bool affd = false;
+  bool aa64 = true;
+  uint16_t asid = 0;
+  uint64_t ttb0 = 0;
+  uint64_t mair = 0;
+};
+
+DecodeResult decode_cd(const CdWords& w, const SmmuCaps& caps, DecodedCd* out);
+
+// ---- Level-1 descriptors of two-level tables.
+// Stream table L1 (IHI 0070 5.1.2): SPAN[4:0], L2Ptr[51:6]; 8 bytes.
+struct L1Std {
+  unsigned span = 0;  // 0: invalid; else the L2 table holds 2^(span-1) STEs
+  uint64_t l2ptr = 0;
+};
+L1Std decode_l1_std(uint64_t w);
+
+// CD table L1 (IHI 0070 5.4.2): V 0, L2Ptr[51:12]; 8 bytes.
+struct L1Cd {
+  bool valid = false;
+  uint64_t l2ptr = 0;
+};
+L1Cd decode_l1_cd(uint64_t w);
+
+// Encoding helpers, for drivers written in C++ (tests, conformance) that build tables.
+SteWords encode_ste(const DecodedSte& s, bool valid = true);
+CdWords encode_cd(const DecodedCd& c, bool valid = true);
+
+// TG0/S2TG encoding (00 4K, 01 64K, 10 16K) to Granule; nullopt for 11.
+std::optional<Granule> decode_tg(unsigned tg);
+unsigned encode_tg(Granule g);
+// IPS/PS/OAS encoding (0..6 = 32/36/40/42/44/48/52 bits); 0 for reserved.
+unsigned decode_pa_bits(unsigned enc);
+unsigned encode_pa_bits(unsigned bits);
+
+}  // namespace smmu_vp::smmu

@@ -1,0 +1,63 @@
+#include "smmu/event_queue.h"
+
+namespace smmu_vp::smmu {
+
+// IHI 0070 7.3: record layout.
+std::array<uint64_t, 4> EventRecord::encode() const {
+  std::array<uint64_t, 4> w{};
+  set_bits(w, 7, 0, static_cast<uint8_t>(id));
+  set_bits(w, 11, 11, ssv);
+  set_bits(w, 31, 12, ssid);
+  set_bits(w, 63, 32, sid);
+  set_bits(w, 79, 64, stag);
+  set_bits(w, 95, 95, stall);
+  set_bits(w, 97, 97, pnu);
+  set_bits(w, 98, 98, ind);
+  set_bits(w, 99, 99, rnw);
+  set_bits(w, 103, 103, s2);
+  set_bits(w, 105, 104, static_cast<uint8_t>(cls));
+  set_bits(w, 108, 108, ttrnw);
+  w[2] = input_addr;
+  set_bits(w, 243, 204, ipa >> 12);
+  return w;
+}
+
+EventRecord EventRecord::decode(const std::array<uint64_t, 4>& w) {
+  EventRecord r;
+  r.id = static_cast<EventId>(bits(w, 7, 0));
+  r.ssv = bits(w, 11, 11);
+  r.ssid = static_cast<uint32_t>(bits(w, 31, 12));
+  r.sid = static_cast<uint32_t>(bits(w, 63, 32));
+  r.stag = static_cast<uint16_t>(bits(w, 79, 64));
+  r.stall = bits(w, 95, 95);
+  r.pnu = bits(w, 97, 97);
+  r.ind = bits(w, 98, 98);
+  r.rnw = bits(w, 99, 99);
+  r.s2 = bits(w, 103, 103);
+  r.cls = static_cast<FaultClass>(bits(w, 105, 104));
+  r.ttrnw = bits(w, 108, 108);
+  r.input_addr = w[2];
+  r.ipa = bits(w, 243, 204) << 12;
+  return r;
+}
+
+// IHI 0070 7.4: a record that does not fit is discarded; the first loss of an
+// overflow episode toggles PROD.OVFLG so that it differs from CONS.OVACKFLG
+// until software acknowledges.
+EventQueueWriter::Result EventQueueWriter::post(const Queue& q, const EventRecord& rec, Ps at) {
+  if (!q.enabled) return {Outcome::kLostDisabled, q.prod, at};
+  const QueuePointers qp(q.log2size);
+  if (qp.full(q.prod, q.cons)) {
+    uint32_t prod = q.prod;
+    const bool in_overflow = (prod & QueuePointers::kOverflowFlag) != (q.cons & QueuePointers::kOverflowFlag);
+    if (!in_overflow) prod ^= QueuePointers::kOverflowFlag;
+    return {Outcome::kLostFull, prod, at};
+  }
+  const std::array<uint64_t, 4> w = rec.encode();
+  const uint64_t addr = q.base + static_cast<uint64_t>(qp.index(q.prod)) * EventRecord::kBytes;
+  Ps done = at;
+  if (!mem_.write(addr, w.data(), EventRecord::kBytes, at, &done)) return {Outcome::kAbort, q.prod, done};
+  return {Outcome::kWritten, qp.next(q.prod), done};
+}
+
+}  // namespace smmu_vp::smmu

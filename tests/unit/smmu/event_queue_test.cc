@@ -1,0 +1,132 @@
+// Event records (IHI 0070 7.3) and the event queue producer (7.4): slot
+// placement, wrap, overflow (records lost, OVFLG toggled once), abort.
+#include <gtest/gtest.h>
+
+#include "fake_memory.h"
+#include "smmu/event_queue.h"
+
+namespace smmu_vp::smmu {
+namespace {
+
+constexpr uint64_t kBase = 0x8000'0000;
+
+TEST(EventRecord, FieldPositions) {
+  EventRecord r;
+  r.id = EventId::kTranslation;
+  r.sid = 0x1234'5678;
+  r.ssv = true;
+  r.ssid = 0xABCDE;
+  r.pnu = true;
+  r.ind = false;
+  r.rnw = false;
+  r.s2 = true;
+  r.cls = FaultClass::kTranslationTable;
+  r.input_addr = 0xFFFF'0000'1234'5000ull;
+  r.ipa = 0x000F'FFFF'FFFF'F000ull;
+  const auto w = r.encode();
+  // By hand from IHI 0070 7.3.
+  EXPECT_EQ(w[0] & 0xFF, 0x10u);
+  EXPECT_EQ((w[0] >> 11) & 1, 1u);
+  EXPECT_EQ((w[0] >> 12) & 0xFFFFF, 0xABCDEu);
+  EXPECT_EQ(w[0] >> 32, 0x1234'5678u);
+  EXPECT_EQ((w[1] >> 33) & 1, 1u);  // PnU
+  EXPECT_EQ((w[1] >> 35) & 1, 0u);  // RnW: a write
+  EXPECT_EQ((w[1] >> 39) & 1, 1u);  // S2
+  EXPECT_EQ((w[1] >> 40) & 3, 1u);  // CLASS = TT
+  EXPECT_EQ(w[2], 0xFFFF'0000'1234'5000ull);
+  EXPECT_EQ(w[3], 0x000F'FFFF'FFFF'F000ull);
+  const EventRecord back = EventRecord::decode(w);
+  EXPECT_EQ(back.id, r.id);
+  EXPECT_EQ(back.sid, r.sid);
+  EXPECT_EQ(back.ssid, r.ssid);
+  EXPECT_EQ(back.cls, r.cls);
+  EXPECT_EQ(back.ipa, r.ipa);
+  EXPECT_FALSE(back.rnw);
+}
+
+TEST(QueuePointers, IndexWrapFullEmpty) {
+  const QueuePointers q(2);  // 4 entries
+  EXPECT_TRUE(q.empty(0, 0));
+  EXPECT_FALSE(q.full(0, 0));
+  EXPECT_TRUE(q.full(4, 0));   // same index, other wrap
+  EXPECT_FALSE(q.empty(4, 0));
+  EXPECT_EQ(q.next(3), 4u);
+  EXPECT_EQ(q.next(7), 0u);    // wraps back to index 0, wrap 0
+  EXPECT_EQ(q.next(QueuePointers::kOverflowFlag | 7), QueuePointers::kOverflowFlag);  // flag kept
+}
+
+class EventQueueTest : public ::testing::Test {
+ protected:
+  EventQueueTest() : mem_(kBase, 1 << 16, 10'000), writer_(mem_) {
+    q_.enabled = true;
+    q_.base = kBase + 0x1000;
+    q_.log2size = 2;
+  }
+  EventRecord record(uint32_t sid) {
+    EventRecord r;
+    r.id = EventId::kPermission;
+    r.sid = sid;
+    return r;
+  }
+  EventRecord read_slot(unsigned i) {
+    std::array<uint64_t, 4> w;
+    mem_.peek(q_.base + i * 32ull, w.data(), 32);
+    return EventRecord::decode(w);
+  }
+
+  test::FakeMemory mem_;
+  EventQueueWriter writer_;
+  EventQueueWriter::Queue q_;
+};
+
+TEST_F(EventQueueTest, RecordsGoToProdSlotAndWrap) {
+  for (uint32_t i = 0; i < 4; ++i) {
+    const auto r = writer_.post(q_, record(i), 0);
+    ASSERT_EQ(r.outcome, EventQueueWriter::Outcome::kWritten);
+    EXPECT_EQ(r.done, 10'000u);
+    q_.prod = r.prod;
+  }
+  EXPECT_EQ(q_.prod, 4u);  // index 0, wrap 1: full
+  for (unsigned i = 0; i < 4; ++i) EXPECT_EQ(read_slot(i).sid, i);
+  q_.cons = 1;  // software consumed one record
+  const auto r = writer_.post(q_, record(9), 0);
+  ASSERT_EQ(r.outcome, EventQueueWriter::Outcome::kWritten);
+  EXPECT_EQ(read_slot(0).sid, 9u);
+  EXPECT_EQ(r.prod, 5u);
+}
+
+TEST_F(EventQueueTest, OverflowLosesRecordsAndFlagsOnce) {
+  q_.prod = 4;  // full
+  q_.cons = 0;
+  auto r = writer_.post(q_, record(1), 0);
+  EXPECT_EQ(r.outcome, EventQueueWriter::Outcome::kLostFull);
+  EXPECT_EQ(r.prod, 4u | QueuePointers::kOverflowFlag);
+  EXPECT_TRUE(mem_.log().empty());  // nothing was overwritten
+  q_.prod = r.prod;
+  r = writer_.post(q_, record(2), 0);  // still in the same overflow episode
+  EXPECT_EQ(r.outcome, EventQueueWriter::Outcome::kLostFull);
+  EXPECT_EQ(r.prod, 4u | QueuePointers::kOverflowFlag);
+  // Software acknowledges (OVACKFLG = OVFLG) and makes room; writing resumes.
+  q_.cons = 2 | QueuePointers::kOverflowFlag;
+  r = writer_.post(q_, record(3), 0);
+  EXPECT_EQ(r.outcome, EventQueueWriter::Outcome::kWritten);
+  EXPECT_EQ(r.prod, 5u | QueuePointers::kOverflowFlag);
+  // A new overflow toggles the flag again.
+  q_.prod = 6 | QueuePointers::kOverflowFlag;
+  r = writer_.post(q_, record(4), 0);
+  EXPECT_EQ(r.outcome, EventQueueWriter::Outcome::kLostFull);
+  EXPECT_EQ(r.prod, 6u);
+}
+
+TEST_F(EventQueueTest, DisabledQueueAndAbortingWrite) {
+  q_.enabled = false;
+  EXPECT_EQ(writer_.post(q_, record(1), 0).outcome, EventQueueWriter::Outcome::kLostDisabled);
+  q_.enabled = true;
+  mem_.add_error_range(q_.base, 32);
+  const auto r = writer_.post(q_, record(1), 0);
+  EXPECT_EQ(r.outcome, EventQueueWriter::Outcome::kAbort);
+  EXPECT_EQ(r.prod, 0u);  // not advanced
+}
+
+}  // namespace
+}  // namespace smmu_vp::smmu
