@@ -1,0 +1,294 @@
+#include "smmu/translator.h"
+
+#include <algorithm>
+
+namespace smmu_vp::smmu {
+
+SmmuCaps caps_of(const SmmuFeatures& f) {
+  SmmuCaps c;
+  c.s1 = f.stage1;
+  c.s2 = f.stage2;
+  c.cd2l = f.two_level_cd;
+  c.asid16 = f.asid16;
+  c.vmid16 = f.vmid16;
+  c.ssid_bits = f.ssidsize;
+  c.oas_bits = f.oas_bits;
+  c.gran4k = f.gran4k;
+  c.gran16k = f.gran16k;
+  c.gran64k = f.gran64k;
+  return c;
+}
+
+namespace {
+
+PageTableWalker::Stage1Config stage1_of(const DecodedSte& ste, const DecodedCd& cd) {
+  PageTableWalker::Stage1Config c;
+  c.ttb = cd.ttb0;
+  c.t0sz = cd.t0sz;
+  c.granule = cd.granule;
+  c.oas_bits = cd.ips_bits;
+  c.affd = cd.affd;
+  c.asid = cd.asid;
+  c.vmid = ste.stage2() ? ste.s2_vmid : 0;
+  return c;
+}
+
+PageTableWalker::Stage2Config stage2_of(const DecodedSte& ste, unsigned oas_bits) {
+  PageTableWalker::Stage2Config c;
+  c.ttb = ste.s2_ttb;
+  c.t0sz = ste.s2_t0sz;
+  c.sl0 = ste.s2_sl0;
+  c.granule = ste.s2_granule;
+  c.ps_bits = ste.s2_ps_bits;
+  c.pa_max_bits = oas_bits;
+  c.affd = ste.s2_affd;
+  c.ptw = ste.s2_ptw;
+  c.vmid = ste.s2_vmid;
+  return c;
+}
+
+TlbPermissions to_tlb(const Permissions& p) {
+  TlbPermissions t;
+  t.read = p.priv_read;
+  t.write = p.priv_write;
+  t.exec_priv = p.priv_exec;
+  t.exec_unpriv = p.unpriv_exec;
+  t.user = p.unpriv_read || p.unpriv_write;
+  return t;
+}
+
+// The VMSAv8 access permissions are such that an unprivileged access is
+// allowed exactly when the page is user-accessible and the privileged one is.
+Permissions from_tlb(const TlbPermissions& t) {
+  Permissions p;
+  p.priv_read = t.read;
+  p.priv_write = t.write;
+  p.priv_exec = t.exec_priv;
+  p.unpriv_read = t.user && t.read;
+  p.unpriv_write = t.user && t.write;
+  p.unpriv_exec = t.exec_unpriv;
+  return p;
+}
+
+StageKind stage_kind(const DecodedSte& ste, bool stage1_bypass) {
+  const bool s1 = ste.stage1() && !stage1_bypass;
+  if (s1 && ste.stage2()) return StageKind::kNested;
+  return s1 ? StageKind::kStage1 : StageKind::kStage2;
+}
+
+}  // namespace
+
+Translator::Translator(MemoryPort& mem, const SmmuFeatures& features, const TranslatorConfig& cfg,
+                       StatsRegistry& stats, const std::string& prefix)
+    : features_(features),
+      caps_(caps_of(features)),
+      cfg_(cfg),
+      fetcher_(mem, caps_),
+      tlb_(cfg.tlb, &stats, prefix + ".tlb"),
+      config_cache_(cfg.config_cache, &stats, prefix + ".config_cache"),
+      walk_cache_(cfg.walk_cache, &stats, prefix + ".walk_cache"),
+      walker_(mem, cfg.walk, &walk_cache_, &stats, prefix + ".ptw"),
+      translation_slots_(prefix + ".translation_slots", cfg.translation_slots),
+      walker_slots_(prefix + ".walker_slots", cfg.walker_slots),
+      tlb_lookup_ps_(ns_to_ps(cfg.tlb_lookup_ns)),
+      config_lookup_ps_(ns_to_ps(cfg.config_lookup_ns)),
+      translations_(stats.counter(prefix + ".translations")),
+      bypassed_(stats.counter(prefix + ".bypassed")),
+      aborted_(stats.counter(prefix + ".aborted")),
+      faults_(stats.counter(prefix + ".faults.total")),
+      latency_(stats.histogram(prefix + ".translation_latency_ns", "ns", 1000.0)),
+      stats_(stats),
+      prefix_(prefix) {}
+
+TranslationResult Translator::fault_result(const TranslationRequest& req, EventId id, Ps t) const {
+  TranslationResult r;
+  r.kind = TranslationResult::Kind::kFault;
+  r.event.id = id;
+  r.event.sid = req.sid;
+  r.event.ssv = req.ssv;
+  r.event.ssid = req.ssid;
+  r.event.rnw = !req.access.write;
+  r.event.pnu = req.access.privileged;
+  r.event.ind = req.access.instruction;
+  r.event.input_addr = req.addr;
+  r.done = t;
+  return r;
+}
+
+bool Translator::stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
+                               TranslationResult* fault) {
+  // STE: config cache, else the stream table.
+  *t += config_lookup_ps_;
+  if (auto cached = config_cache_.lookup_ste(req.sid)) {
+    decode_ste(*cached, caps_, &sc->ste);  // only valid STEs are cached
+  } else {
+    SteWords raw;
+    const FetchResult f = fetcher_.fetch_ste(st, req.sid, *t, &sc->ste, &raw);
+    *t = std::max(*t, f.done);
+    if (!f.ok()) {
+      *fault = fault_result(req, f.error, *t);
+      return false;
+    }
+    if (sc->ste.stage2() && PageTableWalker::check(stage2_of(sc->ste, caps_.oas_bits)) != ConfigError::kNone) {
+      *fault = fault_result(req, EventId::kBadSte, *t);
+      return false;
+    }
+    config_cache_.insert_ste(req.sid, raw);
+  }
+  sc->stage1_bypass = !sc->ste.stage1();
+  if (!sc->ste.stage1()) return true;
+
+  // CD: config cache, else the CD table (its addresses are IPAs under nesting).
+  const uint32_t ssid = req.ssv ? req.ssid : 0;
+  *t += config_lookup_ps_;
+  if (sc->ste.s1_cdmax != 0 && !req.ssv && sc->ste.s1dss == ste::kBypassDss) {
+    sc->stage1_bypass = true;
+    return true;
+  }
+  // A cached CD serves only a transaction that the CD table would have led to
+  // it; anything else goes to fetch_cd, which reports the error.
+  const bool substream_legal = sc->ste.s1_cdmax == 0 ? !req.ssv
+                                                      : (req.ssv || sc->ste.s1dss == ste::kSubstream0);
+  if (auto cached = config_cache_.lookup_cd(req.sid, ssid); cached && substream_legal) {
+    decode_cd(*cached, caps_, &sc->cd);
+    return true;
+  }
+  const PageTableWalker::Stage2Config s2 = stage2_of(sc->ste, caps_.oas_bits);
+  ConfigFetcher::Stage2Translate to_pa = [&](uint64_t ipa, uint64_t* pa, Ps* when, EventId* e) {
+    const WalkResult w = walker_.walk_stage2(s2, ipa, AccessType{}, *when);
+    *when = w.done;
+    if (!w.ok()) {
+      *e = static_cast<EventId>(w.fault);
+      return false;
+    }
+    *pa = w.output_address;
+    return true;
+  };
+  CdWords raw;
+  bool bypass = false;
+  const FetchResult f = fetcher_.fetch_cd(sc->ste, req.ssv, req.ssid, *t, to_pa, &sc->cd, &bypass, &raw);
+  *t = std::max(*t, f.done);
+  if (!f.ok()) {
+    *fault = fault_result(req, f.error, *t);
+    if (sc->ste.stage2() && (f.error == EventId::kTranslation || f.error == EventId::kAddrSize ||
+                             f.error == EventId::kAccess || f.error == EventId::kPermission)) {
+      fault->event.s2 = true;
+      fault->event.cls = FaultClass::kCd;
+      fault->event.ipa = f.fetch_addr;
+    }
+    return false;
+  }
+  sc->stage1_bypass = bypass;
+  if (!bypass) {
+    if (!sc->cd.epd0 && PageTableWalker::check(stage1_of(sc->ste, sc->cd)) != ConfigError::kNone) {
+      *fault = fault_result(req, EventId::kBadCd, *t);
+      return false;
+    }
+    config_cache_.insert_cd(req.sid, ssid, raw);
+  }
+  return true;
+}
+
+TranslationResult Translator::translate(const StreamTableConfig& st, const TranslationRequest& req) {
+  translations_.add();
+  const Ps start = translation_slots_.earliest_start(req.at, 1);
+  Ps t = start;
+  TranslationResult r;
+
+  auto finish = [&](TranslationResult res) {
+    // Occupy a translation slot for the whole translation.
+    const Resource::Grant g = translation_slots_.reserve(start, res.done - start);
+    res.done += g.start - start;
+    latency_.record(res.done - req.at);
+    switch (res.kind) {
+      case TranslationResult::Kind::kFault:
+        faults_.add();
+        stats_.counter(prefix_ + ".faults." + event_name(res.event.id)).add();
+        break;
+      case TranslationResult::Kind::kAbort: aborted_.add(); break;
+      case TranslationResult::Kind::kBypass: bypassed_.add(); break;
+      case TranslationResult::Kind::kTranslated: break;
+    }
+    return res;
+  };
+
+  StreamConfig sc;
+  if (!stream_config(st, req, &t, &sc, &r)) return finish(r);
+  if (sc.ste.config == ste::kAbort) {
+    r.kind = TranslationResult::Kind::kAbort;
+    r.done = t;
+    return finish(r);
+  }
+  if (sc.ste.config == ste::kBypass || (sc.stage1_bypass && !sc.ste.stage2())) {
+    r.kind = TranslationResult::Kind::kBypass;
+    r.pa = req.addr;
+    r.span = ~0ull;
+    r.done = t;
+    return finish(r);
+  }
+  if (!sc.stage1_bypass && sc.cd.epd0) {
+    // TTB0 walks disabled and TTB1 is not modelled: nothing translates.
+    r = fault_result(req, EventId::kTranslation, t);
+    return finish(r);
+  }
+
+  const StageKind kind = stage_kind(sc.ste, sc.stage1_bypass);
+  const uint16_t vmid = sc.ste.stage2() ? sc.ste.s2_vmid : 0;
+  const uint16_t asid = kind == StageKind::kStage2 ? 0 : sc.cd.asid;
+  t += tlb_lookup_ps_;
+  if (auto hit = tlb_.lookup(kind, vmid, asid, req.addr)) {
+    if (from_tlb(hit->entry.perms).allows(req.access)) {
+      r.kind = TranslationResult::Kind::kTranslated;
+      r.pa = hit->pa;
+      r.span = hit->entry.size() - (req.addr - hit->entry.input_addr);
+      r.tlb_hit = true;
+      r.done = t;
+      return finish(r);
+    }
+    // Permission denied: walk again for the exact fault (stage, level).
+  }
+
+  const PageTableWalker::Stage2Config s2 = stage2_of(sc.ste, caps_.oas_bits);
+  const Ps walk_start = walker_slots_.earliest_start(t, 1);
+  const WalkResult w = kind == StageKind::kStage2
+                           ? walker_.walk_stage2(s2, req.addr, req.access, walk_start)
+                           : walker_.walk_stage1(stage1_of(sc.ste, sc.cd), req.addr, req.access, walk_start,
+                                                 kind == StageKind::kNested ? &s2 : nullptr);
+  const Resource::Grant wg = walker_slots_.reserve(walk_start, w.done - walk_start);
+  t = w.done + (wg.start - walk_start);
+
+  if (!w.ok()) {
+    const EventId id = w.config_error != ConfigError::kNone ? (w.fault_stage == 2 ? EventId::kBadSte : EventId::kBadCd)
+                                                            : static_cast<EventId>(w.fault);
+    r = fault_result(req, id, t);
+    r.event.s2 = w.fault_stage == 2;
+    r.event.cls = w.fault_stage == 2 ? w.fault_class : FaultClass::kInput;
+    if (w.ipa_valid) r.event.ipa = w.ipa;
+    return finish(r);
+  }
+
+  TlbEntry e;
+  e.stage = kind;
+  e.vmid = vmid;
+  e.asid = asid;
+  e.global = kind == StageKind::kStage2 ? false : w.global;
+  e.granule = kind == StageKind::kStage2 ? sc.ste.s2_granule : sc.cd.granule;
+  e.level = static_cast<uint8_t>(w.level);
+  e.size_log2 = static_cast<uint8_t>(w.block_shift);
+  const uint64_t mask = w.block_size() - 1;
+  e.input_addr = req.addr & ~mask;
+  e.output_addr = w.output_address & ~mask;
+  e.ipa = kind == StageKind::kStage2 ? e.input_addr : (w.ipa & ~mask);
+  e.perms = to_tlb(w.perms);
+  e.attrs.mem_attr = w.attr_indx;
+  e.attrs.sh = w.sh;
+  tlb_.insert(e);
+
+  r.kind = TranslationResult::Kind::kTranslated;
+  r.pa = w.output_address;
+  r.span = w.block_size() - (req.addr & mask);
+  r.done = t;
+  return finish(r);
+}
+
+}  // namespace smmu_vp::smmu

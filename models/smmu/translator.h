@@ -1,0 +1,111 @@
+// The SMMU's translation path without SystemC (IHI 0070 3.2-3.4): for one
+// incoming transaction, find the stream's STE and CD (config cache, else the
+// tables in memory), look up the TLB, walk the tables on a miss, check
+// permissions, and either return the output address or the event record the
+// SMMU must write. Contention for translation slots and walker slots is
+// reserved in simulated time (Resource), so concurrent masters queue.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/resource.h"
+#include "common/sim_time.h"
+#include "common/stats.h"
+#include "smmu/config_cache.h"
+#include "smmu/config_fetch.h"
+#include "smmu/event_queue.h"
+#include "smmu/features.h"
+#include "smmu/memory_port.h"
+#include "smmu/page_table_walker.h"
+#include "smmu/tlb.h"
+#include "smmu/walk_cache.h"
+
+namespace smmu_vp::smmu {
+
+struct TranslatorConfig {
+  TlbConfig tlb;
+  ConfigCacheConfig config_cache;
+  WalkCacheConfig walk_cache;
+  WalkTiming walk;
+  unsigned translation_slots = 16;  // translations in progress at once
+  unsigned walker_slots = 4;        // table walks in progress at once
+  double tlb_lookup_ns = 2.0;       // TLB lookup, hit or miss
+  double config_lookup_ns = 2.0;    // config cache lookup, hit or miss
+};
+
+struct TranslationRequest {
+  uint32_t sid = 0;
+  bool ssv = false;
+  uint32_t ssid = 0;
+  uint64_t addr = 0;
+  AccessType access;
+  Ps at = 0;
+};
+
+struct TranslationResult {
+  enum class Kind {
+    kTranslated,  // pa is the output address
+    kBypass,      // STE.Config = bypass: pa = input address
+    kAbort,       // STE.Config = abort: terminated without an event
+    kFault,       // terminated; `event` must be recorded
+  };
+  Kind kind = Kind::kFault;
+  uint64_t pa = 0;
+  // Bytes from the input address to the end of the translation that was used,
+  // so a caller can split an access that crosses into the next page.
+  uint64_t span = 0;
+  EventRecord event;
+  Ps done = 0;
+  bool tlb_hit = false;
+  bool ok() const { return kind == Kind::kTranslated || kind == Kind::kBypass; }
+};
+
+// Derived from the feature profile: what STE/CD decoding must check.
+SmmuCaps caps_of(const SmmuFeatures& f);
+
+class Translator {
+ public:
+  Translator(MemoryPort& mem, const SmmuFeatures& features, const TranslatorConfig& cfg, StatsRegistry& stats,
+             const std::string& prefix);
+
+  TranslationResult translate(const StreamTableConfig& st, const TranslationRequest& req);
+
+  Tlb& tlb() { return tlb_; }
+  ConfigCache& config_cache() { return config_cache_; }
+  WalkCache& walk_cache() { return walk_cache_; }
+
+ private:
+  struct StreamConfig {
+    DecodedSte ste;
+    DecodedCd cd;
+    bool stage1_bypass = false;  // S1DSS bypass, or no stage 1 in the STE
+  };
+  // STE then CD, from the config cache or memory. Returns false with *fault set.
+  bool stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
+                     TranslationResult* fault);
+  TranslationResult fault_result(const TranslationRequest& req, EventId id, Ps t) const;
+
+  SmmuFeatures features_;
+  SmmuCaps caps_;
+  TranslatorConfig cfg_;
+  ConfigFetcher fetcher_;
+  Tlb tlb_;
+  ConfigCache config_cache_;
+  WalkCache walk_cache_;
+  PageTableWalker walker_;
+  Resource translation_slots_;
+  Resource walker_slots_;
+  Ps tlb_lookup_ps_;
+  Ps config_lookup_ps_;
+  Counter& translations_;
+  Counter& bypassed_;
+  Counter& aborted_;
+  Counter& faults_;
+  Histogram& latency_;
+  StatsRegistry& stats_;
+  std::string prefix_;
+};
+
+}  // namespace smmu_vp::smmu
