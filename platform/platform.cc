@@ -39,13 +39,19 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
   router_->map("dram", cfg_.dram_base, cfg_.dram.size, dram_->socket);
   router_->map("intc", cfg_.intc_base, InterruptController::kRegBlockSize, intc_->socket);
   for (unsigned i = 0; i < cpus_->size(); ++i) cpus_->core(i).socket.bind(router_->upstream);
+  if (cfg_.has_smmu) {
+    smmu_ = std::make_unique<smmu::Smmu>("smmu", cfg_.smmu, intc_.get(), stats_, trace_);
+    router_->map("smmu", cfg_.smmu_base, smmu_->register_space_size(), smmu_->regs);
+    smmu_->downstream.bind(router_->upstream);
+  }
 
   for (const auto& d : cfg_.devices) {
     if (d.type == "dma") {
       auto dma = std::make_unique<DmaEngine>(d.name.c_str(), d.dma, intc_.get(), stats_, trace_);
       router_->map(d.name, d.base, d.size, dma->regs);
-      // Master port: straight to the router until an SMMU sits in between.
-      dma->mem.bind(router_->upstream);
+      // Master port: through the SMMU when there is one.
+      if (smmu_) dma->mem.bind(smmu_->upstream);
+      else dma->mem.bind(router_->upstream);
       dmas_.emplace_back(d.name, std::move(dma));
     }
   }

@@ -3,9 +3,9 @@
 //
 // Wiring (docs/architecture.md):
 //   cpuN.socket ----------------------------> router.upstream
-//   <dma>.mem (master port) ----------------> router.upstream
-//        (the SMMU's upstream/downstream sockets go between these two later)
-//   router.downstream -> dram.socket | intc.socket | <device>.regs
+//   <dma>.mem (master port) --> [smmu.upstream, smmu.downstream] --> router.upstream
+//        (straight to the router when the platform has no SMMU)
+//   router.downstream -> dram.socket | intc.socket | smmu.regs | <device>.regs
 #pragma once
 
 #include <chrono>
@@ -25,6 +25,7 @@
 #include "dma/dma_engine.h"
 #include "memory/dram.h"
 #include "memory/router.h"
+#include "smmu/smmu.h"
 
 namespace smmu_vp {
 
@@ -82,6 +83,7 @@ class Platform {
   Router& router() { return *router_; }
   Dram& dram() { return *dram_; }
   DmaEngine* dma(const std::string& name);
+  smmu::Smmu* smmu() { return smmu_.get(); }
   spdlog::logger& log() { return *log_; }
 
  private:
@@ -96,6 +98,7 @@ class Platform {
   std::unique_ptr<Dram> dram_;
   std::unique_ptr<InterruptController> intc_;
   std::unique_ptr<CpuCluster> cpus_;
+  std::unique_ptr<smmu::Smmu> smmu_;
   std::vector<std::pair<std::string, std::unique_ptr<DmaEngine>>> dmas_;
   std::unique_ptr<HalContext> hal_;
   unsigned programs_ = 0;

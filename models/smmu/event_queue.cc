@@ -41,23 +41,15 @@ EventRecord EventRecord::decode(const std::array<uint64_t, 4>& w) {
   return r;
 }
 
-// IHI 0070 7.4: a record that does not fit is discarded; the first loss of an
-// overflow episode toggles PROD.OVFLG so that it differs from CONS.OVACKFLG
-// until software acknowledges.
+// IHI 0070 7.4: a record that does not fit is discarded.
 EventQueueWriter::Result EventQueueWriter::post(const Queue& q, const EventRecord& rec, Ps at) {
   if (!q.enabled) return {Outcome::kLostDisabled, q.prod, at};
-  const QueuePointers qp(q.log2size);
-  if (qp.full(q.prod, q.cons)) {
-    uint32_t prod = q.prod;
-    const bool in_overflow = (prod & QueuePointers::kOverflowFlag) != (q.cons & QueuePointers::kOverflowFlag);
-    if (!in_overflow) prod ^= QueuePointers::kOverflowFlag;
-    return {Outcome::kLostFull, prod, at};
-  }
+  if (queue_full(q.prod, q.cons)) return {Outcome::kLostFull, q.prod, at};
   const std::array<uint64_t, 4> w = rec.encode();
-  const uint64_t addr = q.base + static_cast<uint64_t>(qp.index(q.prod)) * EventRecord::kBytes;
+  const uint64_t addr = q.base + static_cast<uint64_t>(q.prod.index()) * EventRecord::kBytes;
   Ps done = at;
   if (!mem_.write(addr, w.data(), EventRecord::kBytes, at, &done)) return {Outcome::kAbort, q.prod, done};
-  return {Outcome::kWritten, qp.next(q.prod), done};
+  return {Outcome::kWritten, q.prod.advanced(), done};
 }
 
 }  // namespace smmu_vp::smmu

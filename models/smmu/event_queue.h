@@ -1,7 +1,7 @@
 // Event records (IHI 0070 7.3) and the event queue's producer side (7.4):
-// where a record goes, what happens when the queue is full (the record is
-// lost and PROD.OVFLG is toggled to differ from CONS.OVACKFLG), and when the
-// queue cannot be written at all.
+// where a record goes, and whether it could be written at all. A record that
+// finds the queue full is lost, never overwrites one; flagging the overflow
+// (EVENTQ_PROD.OVFLG) is the register file's job (signal_eventq_overflow).
 #pragma once
 
 #include <array>
@@ -10,6 +10,7 @@
 #include "common/sim_time.h"
 #include "smmu/descriptors.h"
 #include "smmu/memory_port.h"
+#include "smmu/registers.h"
 
 namespace smmu_vp::smmu {
 
@@ -35,45 +36,23 @@ struct EventRecord {
   static EventRecord decode(const std::array<uint64_t, 4>& w);
 };
 
-// Queue pointers as the registers hold them: the low log2size bits index the
-// queue, the next bit is the wrap bit, bit 31 is OVFLG (PROD) / OVACKFLG (CONS).
-struct QueuePointers {
-  static constexpr uint32_t kOverflowFlag = 1u << 31;
-
-  explicit QueuePointers(unsigned log2size) : log2size(log2size) {}
-  unsigned log2size;
-
-  uint32_t index(uint32_t p) const { return p & ((1u << log2size) - 1); }
-  uint32_t wrap(uint32_t p) const { return (p >> log2size) & 1u; }
-  uint32_t index_and_wrap(uint32_t p) const { return p & ((2u << log2size) - 1); }
-  bool empty(uint32_t prod, uint32_t cons) const { return index_and_wrap(prod) == index_and_wrap(cons); }
-  bool full(uint32_t prod, uint32_t cons) const {
-    return index(prod) == index(cons) && wrap(prod) != wrap(cons);
-  }
-  // prod advanced by one entry, keeping its flag bits.
-  uint32_t next(uint32_t p) const {
-    return (p & ~((2u << log2size) - 1)) | ((index_and_wrap(p) + 1) & ((2u << log2size) - 1));
-  }
-};
-
 class EventQueueWriter {
  public:
   struct Queue {
     bool enabled = false;  // CR0.EVTQEN acknowledged
     uint64_t base = 0;     // EVENTQ_BASE.ADDR
-    unsigned log2size = 0; // EVENTQ_BASE.LOG2SIZE
-    uint32_t prod = 0;     // EVENTQ_PROD, with OVFLG
-    uint32_t cons = 0;     // EVENTQ_CONS, with OVACKFLG
+    QueueIndex prod{0, 0}; // EVENTQ_PROD.WR, with the queue's LOG2SIZE
+    QueueIndex cons{0, 0}; // EVENTQ_CONS.RD
   };
   enum class Outcome {
     kWritten,      // record in memory, prod advanced
-    kLostFull,     // queue full: record discarded, overflow flagged
+    kLostFull,     // queue full: record discarded (the caller flags the overflow)
     kLostDisabled, // queue not enabled: record discarded
     kAbort,        // the write got an external abort (GERROR.EVENTQ_ABT_ERR)
   };
   struct Result {
     Outcome outcome;
-    uint32_t prod;  // new EVENTQ_PROD value
+    QueueIndex prod;  // new EVENTQ_PROD.WR
     Ps done;        // when the record write completed
   };
 

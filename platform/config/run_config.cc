@@ -68,6 +68,46 @@ NodePtr dma_device_schema() {
   }, "Generic DMA engine (register map in docs/devices.md).");
 }
 
+NodePtr smmu_schema() {
+  const smmu::SmmuConfig d;
+  const smmu::TranslatorConfig& t = d.translation;
+  std::vector<std::string> profiles = smmu::profile_names();
+  return optional(object({
+      {"base", leaf(T::kAddress, json(), "address", "Physical base of the register pages (page 0; page 1 follows at +64 KiB).")},
+      {"profile", choice(profiles.back(), profiles, "Feature profile: which SMMUv3 the ID registers describe (docs/smmu.md).")},
+      {"features", object({
+           {"ril", optional(leaf(T::kBool, json(), "", "Override IDR3.RIL (range invalidation).")) },
+           {"msi", optional(leaf(T::kBool, json(), "", "Override IDR0.MSI.")) },
+           {"sev", optional(leaf(T::kBool, json(), "", "Override IDR0.SEV.")) },
+           {"sidsize", optional(ranged(T::kUint, json(), 0, 32, "bits", "Override IDR1.SIDSIZE.")) },
+           {"ssidsize", optional(ranged(T::kUint, json(), 0, 20, "bits", "Override IDR1.SSIDSIZE.")) },
+           {"oas_bits", optional(ranged(T::kUint, json(), 32, 52, "bits", "Override IDR5.OAS (32, 36, 40, 42, 44, 48 or 52).")) },
+       }, "Changes to the profile; absent ones keep the profile's value.")},
+      {"eventq_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of the event queue (used when no MSI is configured).")},
+      {"gerror_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of global errors (used when no MSI is configured).")},
+      {"reg_latency_ns", ranged(T::kNumber, d.reg_latency_ns, 0, 1e6, "ns", "Register access latency.")},
+      {"bypass_latency_ns", ranged(T::kNumber, d.bypass_latency_ns, 0, 1e6, "ns", "Added to a transaction passed through with SMMUEN = 0.")},
+      {"tlb_lookup_ns", ranged(T::kNumber, t.tlb_lookup_ns, 0, 1e6, "ns", "TLB lookup, hit or miss.")},
+      {"config_lookup_ns", ranged(T::kNumber, t.config_lookup_ns, 0, 1e6, "ns", "Config cache (STE or CD) lookup, hit or miss.")},
+      {"walk_step_ns", ranged(T::kNumber, t.walk.step_ns, 0, 1e6, "ns", "Walker work per descriptor, after its read completes.")},
+      {"translation_slots", ranged(T::kUint, t.translation_slots, 1, 4096, "", "Translations in progress at once; more queue.")},
+      {"walker_slots", ranged(T::kUint, t.walker_slots, 1, 1024, "", "Table walks in progress at once; more queue.")},
+      {"tlb", object({
+           {"entries", ranged(T::kUint, t.tlb.entries, 1, 1 << 20, "entries", "TLB capacity.")},
+           {"ways", ranged(T::kUint, t.tlb.ways, 1, 1 << 20, "ways", "Associativity; entries must be a multiple of it (ways = entries: fully associative).")},
+           {"replacement", choice("lru", {"lru", "fifo", "random"}, "Replacement policy (random is seeded by scenario.seed).")},
+       }, "")},
+      {"config_cache", object({
+           {"ste_entries", ranged(T::kUint, t.config_cache.ste_entries, 0, 1 << 20, "entries", "Cached STEs (0: none).")},
+           {"cd_entries", ranged(T::kUint, t.config_cache.cd_entries, 0, 1 << 20, "entries", "Cached CDs (0: none).")},
+       }, "")},
+      {"walk_cache", object({
+           {"entries", ranged(T::kUint, t.walk_cache.entries, 1, 1 << 20, "entries", "Cached intermediate table addresses.")},
+           {"ways", ranged(T::kUint, t.walk_cache.ways, 1, 1 << 20, "ways", "Associativity; entries must be a multiple of it.")},
+       }, "")},
+  }, "SMMUv3 between the devices' master ports and memory. Absent: devices reach memory directly."));
+}
+
 NodePtr platform_schema() {
   return object({
       {"cpu", cpu_schema()},
@@ -79,6 +119,7 @@ NodePtr platform_schema() {
            {"lines", ranged(T::kUint, 256, 1, 1024, "", "Number of interrupt lines.")},
            {"reg_latency_ns", ranged(T::kNumber, 10.0, 0, 1e6, "ns", "Register access latency.")},
        }, "Interrupt controller: wired lines and an MSI doorbell.")},
+      {"smmu", smmu_schema()},
       {"devices", map_of(variant({{"dma", dma_device_schema()}}, ""), json::object(),
                          "Devices by instance name; each entry's `type` selects its model.")},
   }, "The hardware: cores, memory, interconnect, interrupt controller and devices. May be given inline or as the path of a JSON file, relative to the scenario file.");
@@ -135,7 +176,53 @@ void check_address_map(const RunConfig& rc) {
   };
   add("dram", rc.dram_base, rc.dram.size, "/platform/dram/base");
   add("intc", rc.intc_base, InterruptController::kRegBlockSize, "/platform/intc/base");
+  if (rc.has_smmu) add("smmu", rc.smmu_base, rc.smmu.features.register_space_size(), "/platform/smmu/base");
   for (const auto& d : rc.devices) add(d.name, d.base, d.size, "/platform/devices/" + d.name + "/base");
+}
+
+void parse_smmu(const json& j, RunConfig& rc) {
+  const std::string p = "/platform/smmu";
+  rc.has_smmu = true;
+  rc.smmu_base = j["base"];
+  smmu::SmmuConfig& c = rc.smmu;
+  c.features = *smmu::profile_by_name(j["profile"]);
+  const json& f = j["features"];
+  if (f.contains("ril")) c.features.ril = f["ril"];
+  if (f.contains("msi")) c.features.msi = f["msi"];
+  if (f.contains("sev")) c.features.sev = f["sev"];
+  if (f.contains("sidsize")) c.features.sidsize = u(f["sidsize"]);
+  if (f.contains("ssidsize")) c.features.ssidsize = u(f["ssidsize"]);
+  if (f.contains("oas_bits")) c.features.oas_bits = u(f["oas_bits"]);
+  const std::vector<std::string> problems = c.features.validate();
+  if (!problems.empty()) throw ConfigError(p + "/features", "not a valid SMMU: " + problems.front());
+  c.eventq_irq = u(j["eventq_irq"]);
+  c.gerror_irq = u(j["gerror_irq"]);
+  for (const char* line : {"eventq_irq", "gerror_irq"})
+    if (u(j[line]) >= rc.intc_lines)
+      throw ConfigError(p + "/" + line, "line " + std::to_string(u(j[line])) + " does not exist (intc.lines = " +
+                                           std::to_string(rc.intc_lines) + ")");
+  c.reg_latency_ns = j["reg_latency_ns"];
+  c.bypass_latency_ns = j["bypass_latency_ns"];
+  smmu::TranslatorConfig& t = c.translation;
+  t.tlb_lookup_ns = j["tlb_lookup_ns"];
+  t.config_lookup_ns = j["config_lookup_ns"];
+  t.walk.step_ns = j["walk_step_ns"];
+  t.translation_slots = u(j["translation_slots"]);
+  t.walker_slots = u(j["walker_slots"]);
+  t.tlb.entries = u(j["tlb"]["entries"]);
+  t.tlb.ways = u(j["tlb"]["ways"]);
+  if (t.tlb.entries % t.tlb.ways != 0)
+    throw ConfigError(p + "/tlb/ways", "entries (" + std::to_string(t.tlb.entries) + ") must be a multiple of ways");
+  const std::string repl = j["tlb"]["replacement"];
+  t.tlb.replacement = repl == "lru" ? smmu::ReplacementPolicy::kLru
+                      : repl == "fifo" ? smmu::ReplacementPolicy::kFifo : smmu::ReplacementPolicy::kRandom;
+  t.tlb.seed = rc.seed;
+  t.config_cache.ste_entries = u(j["config_cache"]["ste_entries"]);
+  t.config_cache.cd_entries = u(j["config_cache"]["cd_entries"]);
+  t.walk_cache.entries = u(j["walk_cache"]["entries"]);
+  t.walk_cache.ways = u(j["walk_cache"]["ways"]);
+  if (t.walk_cache.entries % t.walk_cache.ways != 0)
+    throw ConfigError(p + "/walk_cache/ways", "entries must be a multiple of ways");
 }
 
 }  // namespace
@@ -162,6 +249,7 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
   rc.resolved = validate(run_schema(), doc);
   const json& pl = rc.resolved["platform"];
   const json& sc = rc.resolved["scenario"];
+  rc.seed = sc["seed"];
 
   const json& cpu = pl["cpu"];
   rc.cpu.count = u(cpu["count"]);
@@ -200,6 +288,8 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
   rc.intc_lines = u(pl["intc"]["lines"]);
   rc.intc_reg_latency_ns = pl["intc"]["reg_latency_ns"];
 
+  if (pl.contains("smmu")) parse_smmu(pl["smmu"], rc);
+
   for (auto it = pl["devices"].begin(); it != pl["devices"].end(); ++it) {
     const json& d = it.value();
     const std::string path = "/platform/devices/" + it.key();
@@ -230,7 +320,6 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
 
   rc.name = sc["name"];
   rc.description = sc["description"];
-  rc.seed = sc["seed"];
   rc.max_time_ps = static_cast<uint64_t>(sc["stop"]["max_time_us"].get<double>() * 1e6);
   std::set<unsigned> used_cores;
   for (size_t i = 0; i < sc["apps"].size(); ++i) {

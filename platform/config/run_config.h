@@ -15,6 +15,7 @@
 #include "cpu/cpu_cluster.h"
 #include "dma/dma_engine.h"
 #include "memory/dram_core.h"
+#include "smmu/smmu.h"
 
 struct hal_app;
 
@@ -48,6 +49,10 @@ struct RunConfig {
   unsigned intc_lines = 0;
   double intc_reg_latency_ns = 0;
   std::vector<DeviceConfig> devices;
+  // The SMMU between every device's master port and the router, if present.
+  bool has_smmu = false;
+  uint64_t smmu_base = 0;
+  smmu::SmmuConfig smmu;
   // scenario
   std::string name, description;
   std::vector<AppAssignment> apps;

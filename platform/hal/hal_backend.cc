@@ -186,7 +186,11 @@ struct hal_region hal_dram(void) {
   return {h.dram_base(), h.dram_size()};
 }
 
-struct hal_region hal_smmu(void) { return {0, 0}; }
+struct hal_region hal_smmu(void) {
+  smmu_vp::Platform& p = ctx().platform();
+  if (!p.smmu()) return {0, 0};
+  return {p.config().smmu_base, p.smmu()->register_space_size()};
+}
 
 phys_addr_t hal_msi_doorbell(void) {
   return ctx().platform().config().intc_base + smmu_vp::InterruptController::kRegSetSpi;

@@ -1,5 +1,5 @@
 // Event records (IHI 0070 7.3) and the event queue producer (7.4): slot
-// placement, wrap, overflow (records lost, OVFLG toggled once), abort.
+// placement, wrap, a full queue losing records without overwriting, abort.
 #include <gtest/gtest.h>
 
 #include "fake_memory.h"
@@ -44,23 +44,13 @@ TEST(EventRecord, FieldPositions) {
   EXPECT_FALSE(back.rnw);
 }
 
-TEST(QueuePointers, IndexWrapFullEmpty) {
-  const QueuePointers q(2);  // 4 entries
-  EXPECT_TRUE(q.empty(0, 0));
-  EXPECT_FALSE(q.full(0, 0));
-  EXPECT_TRUE(q.full(4, 0));   // same index, other wrap
-  EXPECT_FALSE(q.empty(4, 0));
-  EXPECT_EQ(q.next(3), 4u);
-  EXPECT_EQ(q.next(7), 0u);    // wraps back to index 0, wrap 0
-  EXPECT_EQ(q.next(QueuePointers::kOverflowFlag | 7), QueuePointers::kOverflowFlag);  // flag kept
-}
-
 class EventQueueTest : public ::testing::Test {
  protected:
   EventQueueTest() : mem_(kBase, 1 << 16, 10'000), writer_(mem_) {
     q_.enabled = true;
     q_.base = kBase + 0x1000;
-    q_.log2size = 2;
+    q_.prod = QueueIndex(2, 0);  // 4 entries
+    q_.cons = QueueIndex(2, 0);
   }
   EventRecord record(uint32_t sid) {
     EventRecord r;
@@ -86,36 +76,21 @@ TEST_F(EventQueueTest, RecordsGoToProdSlotAndWrap) {
     EXPECT_EQ(r.done, 10'000u);
     q_.prod = r.prod;
   }
-  EXPECT_EQ(q_.prod, 4u);  // index 0, wrap 1: full
+  EXPECT_EQ(q_.prod.value(), 4u);  // index 0, wrap 1: full
   for (unsigned i = 0; i < 4; ++i) EXPECT_EQ(read_slot(i).sid, i);
-  q_.cons = 1;  // software consumed one record
+  q_.cons = QueueIndex(2, 1);  // software consumed one record
   const auto r = writer_.post(q_, record(9), 0);
   ASSERT_EQ(r.outcome, EventQueueWriter::Outcome::kWritten);
   EXPECT_EQ(read_slot(0).sid, 9u);
-  EXPECT_EQ(r.prod, 5u);
+  EXPECT_EQ(r.prod.value(), 5u);
 }
 
-TEST_F(EventQueueTest, OverflowLosesRecordsAndFlagsOnce) {
-  q_.prod = 4;  // full
-  q_.cons = 0;
-  auto r = writer_.post(q_, record(1), 0);
+TEST_F(EventQueueTest, FullQueueLosesTheRecordAndOverwritesNothing) {
+  q_.prod = QueueIndex(2, 4);  // full: same index, other wrap
+  const auto r = writer_.post(q_, record(1), 0);
   EXPECT_EQ(r.outcome, EventQueueWriter::Outcome::kLostFull);
-  EXPECT_EQ(r.prod, 4u | QueuePointers::kOverflowFlag);
-  EXPECT_TRUE(mem_.log().empty());  // nothing was overwritten
-  q_.prod = r.prod;
-  r = writer_.post(q_, record(2), 0);  // still in the same overflow episode
-  EXPECT_EQ(r.outcome, EventQueueWriter::Outcome::kLostFull);
-  EXPECT_EQ(r.prod, 4u | QueuePointers::kOverflowFlag);
-  // Software acknowledges (OVACKFLG = OVFLG) and makes room; writing resumes.
-  q_.cons = 2 | QueuePointers::kOverflowFlag;
-  r = writer_.post(q_, record(3), 0);
-  EXPECT_EQ(r.outcome, EventQueueWriter::Outcome::kWritten);
-  EXPECT_EQ(r.prod, 5u | QueuePointers::kOverflowFlag);
-  // A new overflow toggles the flag again.
-  q_.prod = 6 | QueuePointers::kOverflowFlag;
-  r = writer_.post(q_, record(4), 0);
-  EXPECT_EQ(r.outcome, EventQueueWriter::Outcome::kLostFull);
-  EXPECT_EQ(r.prod, 6u);
+  EXPECT_EQ(r.prod, q_.prod);
+  EXPECT_TRUE(mem_.log().empty());
 }
 
 TEST_F(EventQueueTest, DisabledQueueAndAbortingWrite) {
@@ -125,7 +100,7 @@ TEST_F(EventQueueTest, DisabledQueueAndAbortingWrite) {
   mem_.add_error_range(q_.base, 32);
   const auto r = writer_.post(q_, record(1), 0);
   EXPECT_EQ(r.outcome, EventQueueWriter::Outcome::kAbort);
-  EXPECT_EQ(r.prod, 0u);  // not advanced
+  EXPECT_EQ(r.prod.value(), 0u);  // not advanced
 }
 
 }  // namespace

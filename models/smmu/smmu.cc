@@ -1,0 +1,242 @@
+#include "smmu/smmu.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/stream_id_extension.h"
+#include "common/tlm_time.h"
+
+namespace smmu_vp::smmu {
+
+// The SMMU's own memory accesses (tables, queues, MSIs) through its
+// downstream socket, timed like any other master's.
+class Smmu::DownstreamPort : public MemoryPort {
+ public:
+  explicit DownstreamPort(tlm_utils::simple_initiator_socket<Smmu>& socket) : socket_(socket) {}
+
+  bool read(uint64_t pa, void* data, unsigned len, Ps at, Ps* done) override {
+    return access(tlm::TLM_READ_COMMAND, pa, data, len, at, done);
+  }
+  bool write(uint64_t pa, const void* data, unsigned len, Ps at, Ps* done) override {
+    return access(tlm::TLM_WRITE_COMMAND, pa, const_cast<void*>(data), len, at, done);
+  }
+
+ private:
+  bool access(tlm::tlm_command cmd, uint64_t pa, void* data, unsigned len, Ps at, Ps* done) {
+    t_.set_command(cmd);
+    t_.set_address(pa);
+    t_.set_data_ptr(static_cast<unsigned char*>(data));
+    t_.set_data_length(len);
+    t_.set_streaming_width(len);
+    t_.set_byte_enable_ptr(nullptr);
+    t_.set_dmi_allowed(false);
+    t_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const Ps now = now_ps();
+    sc_core::sc_time delay = ps_to_sc(at > now ? at - now : 0);
+    socket_->b_transport(t_, delay);
+    *done = now + sc_to_ps(delay);
+    return t_.is_response_ok();
+  }
+
+  tlm_utils::simple_initiator_socket<Smmu>& socket_;
+  tlm::tlm_generic_payload t_;
+};
+
+namespace {
+std::string stat(const sc_core::sc_module& m, const char* leaf) { return std::string(m.basename()) + "." + leaf; }
+}  // namespace
+
+Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, InterruptController* intc, StatsRegistry& stats,
+           TraceSink* trace)
+    : sc_module(name),
+      regs("regs"),
+      upstream("upstream"),
+      downstream("downstream"),
+      cfg_(cfg),
+      regfile_(cfg.features),
+      mem_(std::make_unique<DownstreamPort>(downstream)),
+      translator_(std::make_unique<Translator>(*mem_, cfg.features, cfg.translation, stats, basename())),
+      events_(*mem_),
+      intc_(intc),
+      trace_(trace),
+      reg_latency_(ps_to_sc(ns_to_ps(cfg.reg_latency_ns))),
+      bypass_latency_(ns_to_ps(cfg.bypass_latency_ns)),
+      transactions_(stats.counter(stat(*this, "transactions"))),
+      bypass_transactions_(stats.counter(stat(*this, "bypass_transactions"))),
+      aborted_transactions_(stats.counter(stat(*this, "aborted_transactions"))),
+      missing_stream_id_(stats.counter(stat(*this, "missing_stream_id"))),
+      events_written_(stats.counter(stat(*this, "events.written"))),
+      events_lost_(stats.counter(stat(*this, "events.lost"))),
+      irqs_(stats.counter(stat(*this, "wired_irqs"))),
+      msis_(stats.counter(stat(*this, "msis"))) {
+  regs.register_b_transport(this, &Smmu::reg_transport);
+  upstream.register_b_transport(this, &Smmu::translate_transport);
+}
+
+Smmu::~Smmu() = default;
+
+void Smmu::reg_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  delay += reg_latency_;
+  const unsigned len = trans.get_data_length();
+  const uint64_t off = trans.get_address();
+  if (trans.get_byte_enable_ptr() || trans.get_streaming_width() < len || (len != 4 && len != 8)) {
+    trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return;
+  }
+  bool ok = false;
+  if (trans.is_read()) {
+    const uint64_t v = regfile_.read(off, len, &ok);
+    if (ok) std::memcpy(trans.get_data_ptr(), &v, len);
+  } else if (trans.is_write()) {
+    uint64_t v = 0;
+    std::memcpy(&v, trans.get_data_ptr(), len);
+    regfile_.write(off, len, v, &ok);
+  } else {
+    ok = true;
+  }
+  trans.set_response_status(ok ? tlm::TLM_OK_RESPONSE
+                               : (off >= regfile_.register_space_size() ? tlm::TLM_ADDRESS_ERROR_RESPONSE
+                                                                        : tlm::TLM_BURST_ERROR_RESPONSE));
+}
+
+Ps Smmu::forward(tlm::tlm_generic_payload& trans, uint64_t pa, unsigned offset, unsigned len, Ps at, bool* ok) {
+  fwd_.set_command(trans.get_command());
+  fwd_.set_address(pa);
+  fwd_.set_data_ptr(trans.get_data_ptr() + offset);
+  fwd_.set_data_length(len);
+  fwd_.set_streaming_width(len);
+  fwd_.set_byte_enable_ptr(nullptr);
+  fwd_.set_dmi_allowed(false);
+  fwd_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  const Ps now = now_ps();
+  sc_core::sc_time delay = ps_to_sc(at > now ? at - now : 0);
+  downstream->b_transport(fwd_, delay);
+  *ok = fwd_.is_response_ok();
+  if (!*ok) trans.set_response_status(fwd_.get_response_status());
+  return now + sc_to_ps(delay);
+}
+
+void Smmu::translate_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  transactions_.add();
+  const Ps now = now_ps();
+  Ps t = now + sc_to_ps(delay);
+  const unsigned len = trans.get_data_length();
+  if (trans.get_byte_enable_ptr()) {
+    trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    return;
+  }
+  auto abort = [&](Ps when) {
+    aborted_transactions_.add();
+    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    delay = ps_to_sc(when - now);
+  };
+
+  // SMMUEN = 0: GBPA decides (IHI 0070 6.3.14).
+  if (!regfile_.smmuen()) {
+    if (regfile_.gbpa_abort()) return abort(t);
+    bypass_transactions_.add();
+    bool ok;
+    t = forward(trans, trans.get_address(), 0, len, t + bypass_latency_, &ok);
+    if (ok) trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    delay = ps_to_sc(t - now);
+    return;
+  }
+
+  const StreamIdExtension* ext = trans.get_extension<StreamIdExtension>();
+  if (!ext) {
+    // A master that does not say who it is cannot be given a configuration.
+    missing_stream_id_.add();
+    return abort(t);
+  }
+  StreamTableConfig st;
+  st.base = regfile_.strtab_base();
+  st.two_level = regfile_.strtab_fmt() == StrtabFormat::kTwoLevel;
+  st.split = regfile_.strtab_split();
+  st.log2size = regfile_.strtab_log2size();
+
+  // An access that crosses out of a translation goes on in the next one.
+  for (unsigned off = 0; off < len;) {
+    TranslationRequest req;
+    req.sid = ext->stream_id;
+    req.ssv = ext->substream_valid;
+    req.ssid = ext->substream_id;
+    req.addr = trans.get_address() + off;
+    req.access.write = trans.is_write();
+    req.access.privileged = ext->privileged;
+    req.access.instruction = ext->instruction;
+    req.at = t;
+    const TranslationResult r = translator_->translate(st, req);
+    t = r.done;
+    if (!r.ok()) {
+      if (r.kind == TranslationResult::Kind::kFault) {
+        if (trace_)
+          trace_->instant(basename(), std::string("fault ") + event_name(r.event.id), t,
+                          {{"sid", r.event.sid}, {"addr", r.event.input_addr}});
+        record_event(r.event, t);
+      }
+      return abort(t);
+    }
+    const unsigned chunk = static_cast<unsigned>(std::min<uint64_t>(len - off, r.span));
+    bool ok;
+    t = forward(trans, r.pa, off, chunk, t, &ok);
+    if (!ok) {
+      delay = ps_to_sc(t - now);
+      return;
+    }
+    off += chunk;
+  }
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  delay = ps_to_sc(t - now);
+}
+
+// IHI 0070 7.4: records go to the event queue when it is enabled; a full
+// queue loses them and flags the overflow; a write abort is a global error.
+void Smmu::record_event(const EventRecord& rec, Ps at) {
+  EventQueueWriter::Queue q;
+  q.enabled = regfile_.evtqen();
+  q.base = regfile_.eventq_base_addr();
+  q.prod = regfile_.eventq_prod();
+  q.cons = regfile_.eventq_cons();
+  const EventQueueWriter::Result r = events_.post(q, rec, at);
+  switch (r.outcome) {
+    case EventQueueWriter::Outcome::kWritten:
+      regfile_.set_eventq_prod(r.prod.value());
+      events_written_.add();
+      if (regfile_.eventq_irqen())
+        signal_irq(regfile_.eventq_irq_cfg(), cfg_.eventq_irq, reg::gerror::kMsiEventqAbtErr.mask32(), r.done);
+      break;
+    case EventQueueWriter::Outcome::kLostFull:
+      regfile_.signal_eventq_overflow();
+      events_lost_.add();
+      break;
+    case EventQueueWriter::Outcome::kLostDisabled:
+      events_lost_.add();
+      break;
+    case EventQueueWriter::Outcome::kAbort:
+      events_lost_.add();
+      raise_gerror(reg::gerror::kEventqAbtErr.mask32(), r.done);
+      break;
+  }
+}
+
+void Smmu::raise_gerror(uint32_t bits, Ps at) {
+  if (regfile_.raise_gerror(bits) && regfile_.gerror_irqen())
+    signal_irq(regfile_.gerror_irq_cfg(), cfg_.gerror_irq, reg::gerror::kMsiGerrorAbtErr.mask32(), at);
+}
+
+void Smmu::signal_irq(const IrqConfig& msi, unsigned wired_line, uint32_t msi_abort_bit, Ps at) {
+  if (cfg_.features.msi && msi.addr != 0) {
+    Ps done;
+    const uint32_t data = msi.data;
+    msis_.add();
+    // A failed MSI is itself a global error, signalled without another MSI.
+    if (!mem_->write(msi.addr, &data, 4, at, &done)) regfile_.raise_gerror(msi_abort_bit);
+    return;
+  }
+  if (!intc_) return;
+  irqs_.add();
+  const Ps now = now_ps();
+  intc_->raise_line(wired_line, ps_to_sc(at > now ? at - now : 0));
+}
+
+}  // namespace smmu_vp::smmu

@@ -1,0 +1,88 @@
+// SMMUv3 SystemC module: the register pages, one upstream target socket that
+// every master port binds to, and one downstream initiator socket for
+// translated traffic and for the SMMU's own table, queue and MSI accesses.
+// The behaviour lives in the plain cores (SmmuRegisterFile, Translator,
+// EventQueueWriter); this module turns TLM transactions into their calls and
+// their results into responses, event records and interrupts.
+//
+// Responses (IHI 0070 3.12, terminate model): a transaction that is aborted
+// (GBPA.ABORT, STE.Config = abort, a fault or a configuration error) gets
+// TLM_GENERIC_ERROR_RESPONSE; no data is moved.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "common/stats.h"
+#include "common/trace.h"
+#include "cpu/interrupt_controller.h"
+#include "smmu/event_queue.h"
+#include "smmu/features.h"
+#include "smmu/register_file.h"
+#include "smmu/translator.h"
+
+namespace smmu_vp::smmu {
+
+struct SmmuConfig {
+  SmmuFeatures features = SmmuFeatures::v3_3_profile();
+  TranslatorConfig translation;
+  double reg_latency_ns = 10.0;     // register access
+  double bypass_latency_ns = 2.0;   // SMMUEN = 0 with GBPA bypass
+  unsigned eventq_irq = 0;          // wired line for the event queue (no MSI configured)
+  unsigned gerror_irq = 0;          // wired line for global errors
+};
+
+class Smmu : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<Smmu> regs;
+  tlm_utils::multi_passthrough_target_socket<Smmu> upstream;
+  tlm_utils::simple_initiator_socket<Smmu> downstream;
+
+  Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, InterruptController* intc, StatsRegistry& stats,
+       TraceSink* trace);
+  ~Smmu() override;
+
+  uint64_t register_space_size() const { return regfile_.register_space_size(); }
+  SmmuRegisterFile& registers() { return regfile_; }
+  Translator& translator() { return *translator_; }
+
+ private:
+  class DownstreamPort;
+
+  void reg_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  void translate_transport(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  // Forwards bytes [offset, offset + len) of `trans` to `pa` downstream at
+  // `at`; returns the completion time.
+  Ps forward(tlm::tlm_generic_payload& trans, uint64_t pa, unsigned offset, unsigned len, Ps at, bool* ok);
+  void record_event(const EventRecord& rec, Ps at);
+  void raise_gerror(uint32_t bits, Ps at);
+  // MSI write if one is configured, else the wired line.
+  void signal_irq(const IrqConfig& msi, unsigned wired_line, uint32_t msi_abort_bit, Ps at);
+
+  SmmuConfig cfg_;
+  SmmuRegisterFile regfile_;
+  std::unique_ptr<DownstreamPort> mem_;
+  std::unique_ptr<Translator> translator_;
+  EventQueueWriter events_;
+  InterruptController* intc_;
+  TraceSink* trace_;
+  tlm::tlm_generic_payload fwd_;  // translated (sub-)transactions
+  sc_core::sc_time reg_latency_;
+  Ps bypass_latency_;
+  Counter& transactions_;
+  Counter& bypass_transactions_;
+  Counter& aborted_transactions_;
+  Counter& missing_stream_id_;
+  Counter& events_written_;
+  Counter& events_lost_;
+  Counter& irqs_;
+  Counter& msis_;
+};
+
+}  // namespace smmu_vp::smmu
