@@ -42,6 +42,31 @@ class Smmu::DownstreamPort : public MemoryPort {
   tlm::tlm_generic_payload t_;
 };
 
+// Untimed reads through the downstream socket's debug transport, for the
+// stale-entry check: it must look at memory without disturbing timing.
+class Smmu::UntimedPort : public MemoryPort {
+ public:
+  explicit UntimedPort(tlm_utils::simple_initiator_socket<Smmu>& socket) : socket_(socket) {}
+
+  bool read(uint64_t pa, void* data, unsigned len, Ps at, Ps* done) override {
+    tlm::tlm_generic_payload t;
+    t.set_command(tlm::TLM_READ_COMMAND);
+    t.set_address(pa);
+    t.set_data_ptr(static_cast<unsigned char*>(data));
+    t.set_data_length(len);
+    t.set_streaming_width(len);
+    *done = at;
+    return socket_->transport_dbg(t) == len;
+  }
+  bool write(uint64_t, const void*, unsigned, Ps at, Ps* done) override {
+    *done = at;
+    return false;  // the check only reads
+  }
+
+ private:
+  tlm_utils::simple_initiator_socket<Smmu>& socket_;
+};
+
 namespace {
 std::string stat(const sc_core::sc_module& m, const char* leaf) { return std::string(m.basename()) + "." + leaf; }
 }  // namespace
@@ -71,6 +96,10 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, InterruptControl
       msis_(stats.counter(stat(*this, "msis"))) {
   regs.register_b_transport(this, &Smmu::reg_transport);
   upstream.register_b_transport(this, &Smmu::translate_transport);
+  if (cfg.stale_check) {
+    untimed_ = std::make_unique<UntimedPort>(downstream);
+    translator_->enable_stale_check(*untimed_);
+  }
 }
 
 Smmu::~Smmu() = default;

@@ -36,6 +36,7 @@ struct SmmuConfig {
   double bypass_latency_ns = 2.0;   // SMMUEN = 0 with GBPA bypass
   unsigned eventq_irq = 0;          // wired line for the event queue (no MSI configured)
   unsigned gerror_irq = 0;          // wired line for global errors
+  bool stale_check = false;         // debug: check TLB hits against memory (Translator)
 };
 
 class Smmu : public sc_core::sc_module {
@@ -54,6 +55,7 @@ class Smmu : public sc_core::sc_module {
 
  private:
   class DownstreamPort;
+  class UntimedPort;
 
   void reg_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   void translate_transport(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -68,6 +70,7 @@ class Smmu : public sc_core::sc_module {
   SmmuConfig cfg_;
   SmmuRegisterFile regfile_;
   std::unique_ptr<DownstreamPort> mem_;
+  std::unique_ptr<UntimedPort> untimed_;
   std::unique_ptr<Translator> translator_;
   EventQueueWriter events_;
   InterruptController* intc_;

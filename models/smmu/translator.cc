@@ -100,6 +100,30 @@ Translator::Translator(MemoryPort& mem, const SmmuFeatures& features, const Tran
       stats_(stats),
       prefix_(prefix) {}
 
+void Translator::enable_stale_check(MemoryPort& untimed) {
+  stale_walker_ = std::make_unique<PageTableWalker>(untimed);
+  stale_checks_ = &stats_.counter(prefix_ + ".stale_check.checks");
+  stale_hits_ = &stats_.counter(prefix_ + ".stale_check.stale_hits");
+  stale_window_ = &stats_.histogram(prefix_ + ".stale_check.since_last_valid_ns", "ns", 1000.0);
+}
+
+void Translator::check_stale(const TlbHit& hit, const StreamConfig& sc, const TranslationRequest& req, Ps t) {
+  stale_checks_->add();
+  const PageTableWalker::Stage2Config s2 = stage2_of(sc.ste, caps_.oas_bits);
+  const WalkResult w = hit.entry.stage == StageKind::kStage2
+                           ? stale_walker_->walk_stage2(s2, req.addr, req.access, 0)
+                           : stale_walker_->walk_stage1(stage1_of(sc.ste, sc.cd), req.addr, req.access, 0,
+                                                        hit.entry.stage == StageKind::kNested ? &s2 : nullptr);
+  const EntryKey key = key_of(hit.entry);
+  if (w.ok() && w.output_address == hit.pa) {
+    last_seen_valid_[key] = t;
+    return;
+  }
+  stale_hits_->add();
+  auto it = last_seen_valid_.find(key);
+  stale_window_->record(it == last_seen_valid_.end() ? 0 : t - it->second);
+}
+
 TranslationResult Translator::fault_result(const TranslationRequest& req, EventId id, Ps t) const {
   TranslationResult r;
   r.kind = TranslationResult::Kind::kFault;
@@ -238,6 +262,7 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   t += tlb_lookup_ps_;
   if (auto hit = tlb_.lookup(kind, vmid, asid, req.addr)) {
     if (from_tlb(hit->entry.perms).allows(req.access)) {
+      if (stale_walker_) check_stale(*hit, sc, req, t);
       r.kind = TranslationResult::Kind::kTranslated;
       r.pa = hit->pa;
       r.span = hit->entry.size() - (req.addr - hit->entry.input_addr);
@@ -282,7 +307,11 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   e.perms = to_tlb(w.perms);
   e.attrs.mem_attr = w.attr_indx;
   e.attrs.sh = w.sh;
-  tlb_.insert(e);
+  const std::optional<TlbEntry> evicted = tlb_.insert(e);
+  if (stale_walker_) {
+    if (evicted) last_seen_valid_.erase(key_of(*evicted));
+    last_seen_valid_[key_of(e)] = t;
+  }
 
   r.kind = TranslationResult::Kind::kTranslated;
   r.pa = w.output_address;

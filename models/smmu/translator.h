@@ -7,8 +7,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "common/resource.h"
 #include "common/sim_time.h"
@@ -72,6 +75,14 @@ class Translator {
 
   TranslationResult translate(const StreamTableConfig& st, const TranslationRequest& req);
 
+  // Stale-entry check (a debugging aid, off by default): every translation
+  // served from the TLB is checked against the tables in memory at that
+  // moment with an untimed walk through `untimed`. A hit whose mapping is gone
+  // or changed counts as stale, with the time since the entry was last seen
+  // valid (an upper bound of how long ago the mapping was removed). This
+  // measures the security window of lazy invalidation.
+  void enable_stale_check(MemoryPort& untimed);
+
   Tlb& tlb() { return tlb_; }
   ConfigCache& config_cache() { return config_cache_; }
   WalkCache& walk_cache() { return walk_cache_; }
@@ -86,6 +97,12 @@ class Translator {
   bool stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
                      TranslationResult* fault);
   TranslationResult fault_result(const TranslationRequest& req, EventId id, Ps t) const;
+  using EntryKey = std::tuple<uint8_t, uint16_t, uint16_t, uint64_t>;  // stage, vmid, asid, input page
+  static EntryKey key_of(const TlbEntry& e) {
+    return {static_cast<uint8_t>(e.stage), e.vmid, e.global ? uint16_t{0xFFFF} : e.asid, e.input_addr};
+  }
+  // Walks again, untimed, and compares with what the TLB gave.
+  void check_stale(const TlbHit& hit, const StreamConfig& sc, const TranslationRequest& req, Ps t);
 
   SmmuFeatures features_;
   SmmuCaps caps_;
@@ -104,6 +121,11 @@ class Translator {
   Counter& aborted_;
   Counter& faults_;
   Histogram& latency_;
+  std::unique_ptr<PageTableWalker> stale_walker_;  // set by enable_stale_check
+  std::map<EntryKey, Ps> last_seen_valid_;
+  Counter* stale_checks_ = nullptr;
+  Counter* stale_hits_ = nullptr;
+  Histogram* stale_window_ = nullptr;
   StatsRegistry& stats_;
   std::string prefix_;
 };

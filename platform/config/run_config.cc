@@ -101,6 +101,7 @@ NodePtr smmu_schema() {
            {"ste_entries", ranged(T::kUint, t.config_cache.ste_entries, 0, 1 << 20, "entries", "Cached STEs (0: none).")},
            {"cd_entries", ranged(T::kUint, t.config_cache.cd_entries, 0, 1 << 20, "entries", "Cached CDs (0: none).")},
        }, "")},
+      {"stale_check", leaf(T::kBool, false, "", "Debug: check every TLB hit against the page tables in memory and count stale hits (smmu.stale_check.*), to measure the window of lazy invalidation. Costs host time, not simulated time.")},
       {"walk_cache", object({
            {"entries", ranged(T::kUint, t.walk_cache.entries, 1, 1 << 20, "entries", "Cached intermediate table addresses.")},
            {"ways", ranged(T::kUint, t.walk_cache.ways, 1, 1 << 20, "ways", "Associativity; entries must be a multiple of it.")},
@@ -203,6 +204,7 @@ void parse_smmu(const json& j, RunConfig& rc) {
                                            std::to_string(rc.intc_lines) + ")");
   c.reg_latency_ns = j["reg_latency_ns"];
   c.bypass_latency_ns = j["bypass_latency_ns"];
+  c.stale_check = j["stale_check"];
   smmu::TranslatorConfig& t = c.translation;
   t.tlb_lookup_ns = j["tlb_lookup_ns"];
   t.config_lookup_ns = j["config_lookup_ns"];

@@ -146,6 +146,17 @@ TEST(Smmu, TranslatesDmaAndRecordsFaults) {
   EXPECT_GT(t.counter("smmu.ptw.walks.s1"), 0u);
 }
 
+TEST(Smmu, StaleCheckLooksAtMemoryThroughDebugTransport) {
+  const TestRun t = run(scenario({{{"app", "smmu_driver"}, {"cores", {0}}}}), {&smmu_driver},
+                        {"platform.smmu.stale_check=true"});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_TRUE(g.data_ok);
+  // Every TLB hit was checked against the tables, none of which changed.
+  EXPECT_EQ(t.counter("smmu.stale_check.checks"), t.counter("smmu.tlb.hits"));
+  EXPECT_GT(t.counter("smmu.stale_check.checks"), 0u);
+  EXPECT_EQ(t.counter("smmu.stale_check.stale_hits"), 0u);
+}
+
 int bypass_main(void) {
   // SMMUEN = 0 with GBPA at reset: DMA passes untranslated.
   struct dma_engine dma;

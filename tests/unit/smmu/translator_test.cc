@@ -164,5 +164,28 @@ TEST_F(TranslatorTest, ConcurrentWalksQueueForTheWalker) {
   EXPECT_EQ(b.done, a.done + kLatency + 2'000);
 }
 
+TEST_F(TranslatorTest, StaleCheckCountsHitsOnRemovedMappings) {
+  translator_.enable_stale_check(mem_);
+  const TranslationResult miss = translate(3, 0x4000'0000);
+  ASSERT_TRUE(miss.ok());
+  ASSERT_TRUE(translate(3, 0x4000'0010, false, 1'000'000).tlb_hit);  // still mapped: not stale
+  EXPECT_EQ(counter("smmu.stale_check.checks"), 1u);
+  EXPECT_EQ(counter("smmu.stale_check.stale_hits"), 0u);
+  // Software removes the mapping without invalidating the TLB.
+  tables_.set_raw(0x4000'0000, 3, 0);
+  const TranslationResult stale = translate(3, 0x4000'0020, false, 5'000'000);
+  EXPECT_TRUE(stale.tlb_hit);  // the TLB still serves it: that is the window
+  EXPECT_EQ(stale.pa, 0x9000'0020u);
+  EXPECT_EQ(counter("smmu.stale_check.stale_hits"), 1u);
+  const Histogram* since = stats_.find_histogram("smmu.stale_check.since_last_valid_ns");
+  ASSERT_NE(since, nullptr);
+  // Last seen valid at the previous hit (1 us plus lookups), stale at 5 us.
+  EXPECT_NEAR(since->max(), 4000.0, 10.0);
+  // After invalidation the walk faults instead, and nothing is stale.
+  translator_.tlb().invalidate_all();
+  EXPECT_EQ(translate(3, 0x4000'0020, false, 6'000'000).event.id, EventId::kTranslation);
+  EXPECT_EQ(counter("smmu.stale_check.stale_hits"), 1u);
+}
+
 }  // namespace
 }  // namespace smmu_vp::smmu
