@@ -53,30 +53,34 @@ uint64_t build_tables(uint64_t iova, uint64_t pa, unsigned pages) {
   return tables[0];
 }
 
-int smmu_driver_main(void) {
-  const phys_addr_t smmu = hal_smmu().base;
-  g.idr0 = hal_read32(smmu + reg::kIdr0);
-  g.idr1 = hal_read32(smmu + reg::kIdr1);
-  g.idr5 = hal_read32(smmu + reg::kIdr5);
-  struct hal_device_info dev;
-  if (hal_device_find("dma0", &dev) != 0) return 1;
+// What bring_up leaves for the test.
+struct SmmuSetup {
+  phys_addr_t smmu = 0;
+  uint64_t* evtq = nullptr;  // the event queue's records
+  uint32_t sid = 0;          // dma0's StreamID
+};
 
-  // Stream table: linear, 64 entries; the DMA engine's STE translates stage 1.
+// Bring-up in the Linux order (facts §1): a linear stream table whose STE for
+// dma0 translates stage 1 with tables at `ttb`, the event queue (2^evtq_log2
+// records), its interrupt (MSI to the interrupt controller's doorbell raising
+// `msi_line`, or the wired line), then SMMUEN.
+bool bring_up(uint64_t ttb, unsigned evtq_log2, unsigned msi_line, SmmuSetup* out) {
+  const phys_addr_t smmu = hal_smmu().base;
+  struct hal_device_info dev;
+  if (!smmu || hal_device_find("dma0", &dev) != 0) return false;
   phys_addr_t strtab, cd_pa, evtq;
   auto* ste_mem = static_cast<uint64_t*>(hal_dma_alloc(64 * 64, 4096, &strtab));
   auto* cd_mem = static_cast<uint64_t*>(hal_dma_alloc(64, 64, &cd_pa));
-  auto* evtq_mem = static_cast<uint64_t*>(hal_dma_alloc(16 * 32, 4096, &evtq));
-  phys_addr_t buf_pa;
-  auto* buf = static_cast<uint8_t*>(hal_dma_alloc(3 * kBytes, 4096, &buf_pa));
-  const phys_addr_t src_pa = buf_pa, dst_pa = buf_pa + kBytes;
-  for (uint32_t i = 0; i < kBytes; ++i) buf[i] = static_cast<uint8_t>(i * 13 + 1);
+  out->evtq = static_cast<uint64_t*>(hal_dma_alloc(32u << evtq_log2, 4096, &evtq));
+  out->smmu = smmu;
+  out->sid = dev.stream_id;
 
   smmu::DecodedCd cd;
   cd.t0sz = 16;
   cd.granule = smmu::Granule::k4K;
   cd.ips_bits = 48;
   cd.asid = 1;
-  cd.ttb0 = build_tables(kIova, buf_pa, 2 * kBytes / 4096);
+  cd.ttb0 = ttb;
   const smmu::CdWords cdw = smmu::encode_cd(cd);
   std::memcpy(cd_mem, cdw.data(), sizeof cdw);
   smmu::DecodedSte ste;
@@ -86,23 +90,43 @@ int smmu_driver_main(void) {
   std::memcpy(ste_mem + dev.stream_id * 8, stw.data(), sizeof stw);
   hal_barrier(HAL_BARRIER_DSB);
 
-  // Bring-up in the Linux order (facts §1): tables, event queue, IRQs, SMMUEN.
   hal_write32(smmu + reg::kCr0, 0);
   wait_ack(reg::kCr0Ack, 0, smmu);
   hal_write64(smmu + reg::kStrtabBase, strtab);
   hal_write32(smmu + reg::kStrtabBaseCfg, reg::strtab_base_cfg::kLog2Size.place(6));
-  hal_write64(smmu + reg::kEventqBase, evtq | reg::queue_base::kLog2Size.place(4));
+  hal_write64(smmu + reg::kEventqBase, evtq | reg::queue_base::kLog2Size.place(evtq_log2));
   hal_write32(smmu + reg::kEventqProd, 0);
   hal_write32(smmu + reg::kEventqCons, 0);
+  if (msi_line) {
+    hal_write64(smmu + reg::kEventqIrqCfg0, hal_msi_doorbell());
+    hal_write32(smmu + reg::kEventqIrqCfg1, msi_line);
+  }
   const uint32_t evtqen = reg::cr0::kEventqEn.mask32();
   hal_write32(smmu + reg::kCr0, evtqen);
   wait_ack(reg::kCr0Ack, evtqen, smmu);
-  if (hal_irq_register(64, on_eventq_irq, nullptr) != 0) return 1;
+  if (hal_irq_register(msi_line ? msi_line : 64, on_eventq_irq, nullptr) != 0) return false;
   hal_write32(smmu + reg::kIrqCtrl, reg::irq_ctrl::kEventqIrqEn.mask32());
   wait_ack(reg::kIrqCtrlAck, reg::irq_ctrl::kEventqIrqEn.mask32(), smmu);
   const uint32_t on = evtqen | reg::cr0::kSmmuEn.mask32();
   hal_write32(smmu + reg::kCr0, on);
   wait_ack(reg::kCr0Ack, on, smmu);
+  return true;
+}
+
+int smmu_driver_main(void) {
+  const phys_addr_t smmu_base = hal_smmu().base;
+  g.idr0 = hal_read32(smmu_base + reg::kIdr0);
+  g.idr1 = hal_read32(smmu_base + reg::kIdr1);
+  g.idr5 = hal_read32(smmu_base + reg::kIdr5);
+
+  phys_addr_t buf_pa;
+  auto* buf = static_cast<uint8_t*>(hal_dma_alloc(3 * kBytes, 4096, &buf_pa));
+  const phys_addr_t src_pa = buf_pa, dst_pa = buf_pa + kBytes;
+  for (uint32_t i = 0; i < kBytes; ++i) buf[i] = static_cast<uint8_t>(i * 13 + 1);
+  SmmuSetup setup;
+  if (!bring_up(build_tables(kIova, buf_pa, 2 * kBytes / 4096), 4, 0, &setup)) return 1;
+  const phys_addr_t smmu = setup.smmu;
+  uint64_t* evtq_mem = setup.evtq;
 
   // A copy between two IOVAs lands at the right physical addresses.
   struct dma_engine dma;
@@ -124,6 +148,59 @@ int smmu_driver_main(void) {
   return 0;
 }
 const hal_app smmu_driver = {"smmu_driver", "programs the SMMU and DMAs through it", smmu_driver_main, nullptr};
+
+struct OverflowOutcome {
+  uint32_t prod_after_burst = 0;
+  uint32_t prod_after_recovery = 0;
+  uint32_t sids_ok = 0;
+} o;
+
+// Every DMA faults (nothing is mapped); the 2-entry event queue overflows.
+int overflow_main(void) {
+  phys_addr_t root;
+  if (!hal_dma_alloc(4096, 4096, &root)) return 1;  // an empty level-0 table
+  SmmuSetup setup;
+  if (!bring_up(root, 1, 70, &setup)) return 1;
+  struct dma_engine dma;
+  if (dma_engine_probe(&dma, "dma0") != 0) return 1;
+  auto fault_once = [&](uint64_t iova) {
+    dma_engine_start(&dma, 0, iova, iova, 64, DMA_COMPLETE_POLL);
+    dma_engine_wait_poll(&dma, 0);
+    return dma_engine_ack(&dma, 0) == DMA_ERR_READ;
+  };
+  for (unsigned i = 0; i < 4; ++i)
+    if (!fault_once(0x1000'0000 + i * 0x1000ull)) return 2;
+  o.prod_after_burst = hal_read32(setup.smmu + reg::kEventqProd);
+  // The driver drains the queue and acknowledges the overflow.
+  for (unsigned i = 0; i < 2; ++i) {
+    std::array<uint64_t, 4> rec;
+    std::memcpy(rec.data(), setup.evtq + i * 4, 32);
+    if (smmu::EventRecord::decode(rec).sid == setup.sid) ++o.sids_ok;
+  }
+  const uint32_t ovflg = o.prod_after_burst & reg::queue_prod::kOvflg.mask32();
+  hal_write32(setup.smmu + reg::kEventqCons, (o.prod_after_burst & reg::queue_prod::kWr.mask32()) | ovflg);
+  if (!fault_once(0x2000'0000)) return 3;
+  o.prod_after_recovery = hal_read32(setup.smmu + reg::kEventqProd);
+  while (g.eventq_irqs < 3) hal_wfi();
+  return 0;
+}
+const hal_app overflow = {"overflow", "overflows the event queue, then recovers", overflow_main, nullptr};
+
+TEST(Smmu, EventQueueOverflowLosesRecordsAndRecovers) {
+  const TestRun t = run(scenario({{{"app", "overflow"}, {"cores", {0}}}}), {&overflow});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  // Two records fit, two were lost: PROD is full (index 0, wrap 1) with OVFLG set.
+  EXPECT_EQ(o.prod_after_burst, 2u | reg::queue_prod::kOvflg.mask32());
+  EXPECT_EQ(o.sids_ok, 2u);
+  EXPECT_EQ(t.counter("smmu.events.written"), 3u);
+  EXPECT_EQ(t.counter("smmu.events.lost"), 2u);
+  // After the acknowledgement a new record goes in; OVFLG stays as acknowledged.
+  EXPECT_EQ(o.prod_after_recovery, 3u | reg::queue_prod::kOvflg.mask32());
+  // One MSI per written record, through the doorbell.
+  EXPECT_EQ(t.counter("smmu.msis"), 3u);
+  EXPECT_EQ(t.counter("intc.msi_writes"), 3u);
+  EXPECT_EQ(g.eventq_irqs, 3u);
+}
 
 TEST(Smmu, TranslatesDmaAndRecordsFaults) {
   const TestRun t = run(scenario({{{"app", "smmu_driver"}, {"cores", {0}}}}), {&smmu_driver});
