@@ -150,6 +150,19 @@ TEST(Cli, FirmwareRunsOnEveryFreeCore) {
   EXPECT_EQ(read_json(d / "all" / "stats.json")["sw"]["hello_firmware"]["checked_in"], 4);
 }
 
+TEST(Cli, SmmuConformanceFirmwarePasses) {
+  const fs::path d = temp_dir("conformance");
+  const Cmd r = sh("run " + std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/firmware.json --quiet --firmware " +
+                   SMMU_CONFORMANCE_FIRMWARE + " --out " + d.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json stats = read_json(d / "stats.json");
+  EXPECT_EQ(stats["sw"]["smmu_conformance"]["checks_passed"], 11);
+  EXPECT_FALSE(stats["sw"]["smmu_conformance"].contains("checks_failed"));
+  EXPECT_EQ(stats["smmu"]["faults"]["F_TRANSLATION"], 1);
+  EXPECT_EQ(stats["smmu"]["faults"]["F_PERMISSION"], 1);
+  EXPECT_EQ(stats["smmu"]["faults"]["C_BAD_STE"], 1);
+}
+
 TEST(Cli, BadFirmwareIsRejected) {
   const fs::path d = temp_dir("badfw");
   const std::string not_elf = write_file(d, "not_elf.so", "hello");

@@ -1,0 +1,124 @@
+/*
+ * SMMUv3 hardware definitions for drivers in sw/ (C11): register offsets and
+ * fields, and the layouts of the STE, CD, event record and stage-1 page table
+ * descriptors a driver writes or reads. Section numbers are IHI 0070's.
+ *
+ * The model declares the same facts in C++ (models/smmu/registers.h,
+ * descriptors.h); tests/unit/smmu/smmu_hw_header_test.cc checks that the two
+ * agree, value by value.
+ */
+#ifndef SMMU_VP_SW_SMMU_HW_H
+#define SMMU_VP_SW_SMMU_HW_H
+
+#include <stdint.h>
+
+#define SMMU_BIT(n) (1u << (n))
+#define SMMU_BIT64(n) (1ull << (n))
+/* Bits [hi:lo] of a 64-bit value as a mask. */
+#define SMMU_GENMASK64(hi, lo) (((~0ull) >> (63 - (hi))) & ~((1ull << (lo)) - 1))
+
+/* ---- Registers, page 0 (6.3) */
+#define SMMU_IDR0 0x000u
+#define SMMU_IDR1 0x004u
+#define SMMU_IDR3 0x00Cu
+#define SMMU_IDR5 0x014u
+#define SMMU_CR0 0x020u
+#define SMMU_CR0ACK 0x024u
+#define SMMU_CR1 0x028u
+#define SMMU_CR2 0x02Cu
+#define SMMU_GBPA 0x044u
+#define SMMU_IRQ_CTRL 0x050u
+#define SMMU_IRQ_CTRLACK 0x054u
+#define SMMU_GERROR 0x060u
+#define SMMU_GERRORN 0x064u
+#define SMMU_STRTAB_BASE 0x080u
+#define SMMU_STRTAB_BASE_CFG 0x088u
+#define SMMU_CMDQ_BASE 0x090u
+#define SMMU_CMDQ_PROD 0x098u
+#define SMMU_CMDQ_CONS 0x09Cu
+#define SMMU_EVENTQ_BASE 0x0A0u
+#define SMMU_EVENTQ_IRQ_CFG0 0x0B0u
+#define SMMU_EVENTQ_IRQ_CFG1 0x0B8u
+/* Page 1 (6.2) */
+#define SMMU_EVENTQ_PROD 0x100A8u
+#define SMMU_EVENTQ_CONS 0x100ACu
+
+/* IDR0 (6.3.1) */
+#define SMMU_IDR0_S2P SMMU_BIT(0)
+#define SMMU_IDR0_S1P SMMU_BIT(1)
+#define SMMU_IDR0_MSI SMMU_BIT(13)
+#define SMMU_IDR0_SEV SMMU_BIT(14)
+/* IDR1 (6.3.2) */
+#define SMMU_IDR1_SIDSIZE_MASK 0x3Fu
+#define SMMU_IDR1_SSIDSIZE_SHIFT 6
+#define SMMU_IDR1_SSIDSIZE_MASK 0x1Fu
+/* IDR5 (6.3.6) */
+#define SMMU_IDR5_OAS_MASK 0x7u
+#define SMMU_IDR5_GRAN4K SMMU_BIT(4)
+
+/* CR0 / CR0ACK (6.3.9) */
+#define SMMU_CR0_SMMUEN SMMU_BIT(0)
+#define SMMU_CR0_EVTQEN SMMU_BIT(2)
+#define SMMU_CR0_CMDQEN SMMU_BIT(3)
+/* GBPA (6.3.14) */
+#define SMMU_GBPA_UPDATE SMMU_BIT(31)
+#define SMMU_GBPA_ABORT SMMU_BIT(20)
+/* IRQ_CTRL / IRQ_CTRLACK (6.3.16) */
+#define SMMU_IRQ_CTRL_GERROR_IRQEN SMMU_BIT(0)
+#define SMMU_IRQ_CTRL_EVTQ_IRQEN SMMU_BIT(2)
+/* STRTAB_BASE_CFG (6.3.25) */
+#define SMMU_STRTAB_CFG_LOG2SIZE_MASK 0x3Fu
+#define SMMU_STRTAB_CFG_SPLIT_SHIFT 6
+#define SMMU_STRTAB_CFG_FMT_SHIFT 16
+#define SMMU_STRTAB_CFG_FMT_LINEAR 0u
+#define SMMU_STRTAB_CFG_FMT_2LVL 1u
+/* *_BASE of queues (6.3.26, 6.3.29): ADDR[55:5], LOG2SIZE[4:0] */
+#define SMMU_Q_BASE_LOG2SIZE_MASK 0x1Fu
+/* *_PROD / *_CONS */
+#define SMMU_Q_OVFLG SMMU_BIT(31)     /* EVENTQ_PROD.OVFLG, EVENTQ_CONS.OVACKFLG */
+#define SMMU_Q_WR_RD_MASK 0xFFFFFu     /* index and wrap bit */
+
+/* ---- Stream table entry, 8 dwords (5.2) */
+#define SMMU_STE_DWORDS 8
+#define SMMU_STE0_V SMMU_BIT64(0)
+#define SMMU_STE0_CONFIG_SHIFT 1
+#define SMMU_STE_CONFIG_ABORT 0u
+#define SMMU_STE_CONFIG_BYPASS 4u
+#define SMMU_STE_CONFIG_S1 5u
+#define SMMU_STE_CONFIG_S2 6u
+#define SMMU_STE_CONFIG_NESTED 7u
+#define SMMU_STE0_S1FMT_SHIFT 4
+#define SMMU_STE0_S1CTXPTR_MASK SMMU_GENMASK64(51, 6)
+#define SMMU_STE0_S1CDMAX_SHIFT 59
+#define SMMU_STE1_S1DSS_MASK 0x3ull
+
+/* ---- Context descriptor, 8 dwords (5.4) */
+#define SMMU_CD_DWORDS 8
+#define SMMU_CD0_T0SZ_MASK 0x3Full
+#define SMMU_CD0_TG0_SHIFT 6           /* 0: 4K, 1: 64K, 2: 16K */
+#define SMMU_CD0_EPD1 SMMU_BIT64(30)
+#define SMMU_CD0_V SMMU_BIT64(31)
+#define SMMU_CD0_IPS_SHIFT 32          /* 5: 48 bits */
+#define SMMU_CD0_AA64 SMMU_BIT64(41)
+#define SMMU_CD0_ASID_SHIFT 48
+#define SMMU_CD1_TTB0_MASK SMMU_GENMASK64(51, 4)
+
+/* ---- Event record, 4 dwords (7.3) */
+#define SMMU_EVT_DWORDS 4
+#define SMMU_EVT0_ID_MASK 0xFFull
+#define SMMU_EVT0_SID_SHIFT 32
+#define SMMU_EVT1_RNW SMMU_BIT64(35)
+#define SMMU_EVT_F_TRANSLATION 0x10u
+#define SMMU_EVT_F_PERMISSION 0x13u
+#define SMMU_EVT_C_BAD_STE 0x04u
+
+/* ---- AArch64 stage-1 descriptors, 4K granule (Arm ARM D8) */
+#define SMMU_PTE_VALID SMMU_BIT64(0)
+#define SMMU_PTE_TABLE SMMU_BIT64(1)   /* table at levels 0-2, page at level 3 */
+#define SMMU_PTE_AP_UNPRIV SMMU_BIT64(6)
+#define SMMU_PTE_AP_RDONLY SMMU_BIT64(7)
+#define SMMU_PTE_SH_INNER (3ull << 8)
+#define SMMU_PTE_AF SMMU_BIT64(10)
+#define SMMU_PTE_ADDR_MASK SMMU_GENMASK64(47, 12)
+
+#endif /* SMMU_VP_SW_SMMU_HW_H */

@@ -1,0 +1,98 @@
+// sw/smmu/smmu_hw.h (the C definitions drivers use) must say exactly what the
+// model's C++ declarations say: every value is compared here.
+#include <gtest/gtest.h>
+
+#include "smmu/descriptors.h"
+#include "smmu/event_queue.h"
+#include "smmu/registers.h"
+#include "smmu/smmu_hw.h"
+
+namespace smmu_vp::smmu {
+namespace {
+
+TEST(SmmuHwHeader, RegisterOffsets) {
+  static_assert(SMMU_IDR0 == reg::kIdr0 && SMMU_IDR1 == reg::kIdr1 && SMMU_IDR3 == reg::kIdr3 &&
+                SMMU_IDR5 == reg::kIdr5);
+  static_assert(SMMU_CR0 == reg::kCr0 && SMMU_CR0ACK == reg::kCr0Ack && SMMU_CR1 == reg::kCr1 &&
+                SMMU_CR2 == reg::kCr2 && SMMU_GBPA == reg::kGbpa);
+  static_assert(SMMU_IRQ_CTRL == reg::kIrqCtrl && SMMU_IRQ_CTRLACK == reg::kIrqCtrlAck &&
+                SMMU_GERROR == reg::kGerror && SMMU_GERRORN == reg::kGerrorn);
+  static_assert(SMMU_STRTAB_BASE == reg::kStrtabBase && SMMU_STRTAB_BASE_CFG == reg::kStrtabBaseCfg);
+  static_assert(SMMU_CMDQ_BASE == reg::kCmdqBase && SMMU_CMDQ_PROD == reg::kCmdqProd &&
+                SMMU_CMDQ_CONS == reg::kCmdqCons);
+  static_assert(SMMU_EVENTQ_BASE == reg::kEventqBase && SMMU_EVENTQ_PROD == reg::kEventqProd &&
+                SMMU_EVENTQ_CONS == reg::kEventqCons && SMMU_EVENTQ_IRQ_CFG0 == reg::kEventqIrqCfg0 &&
+                SMMU_EVENTQ_IRQ_CFG1 == reg::kEventqIrqCfg1);
+  SUCCEED();
+}
+
+TEST(SmmuHwHeader, RegisterFields) {
+  EXPECT_EQ(SMMU_IDR0_S1P, reg::idr0::kS1p.mask32());
+  EXPECT_EQ(SMMU_IDR0_S2P, reg::idr0::kS2p.mask32());
+  EXPECT_EQ(SMMU_IDR0_MSI, reg::idr0::kMsi.mask32());
+  EXPECT_EQ(SMMU_IDR0_SEV, reg::idr0::kSev.mask32());
+  EXPECT_EQ(SMMU_IDR1_SIDSIZE_MASK, reg::idr1::kSidSize.mask32());
+  EXPECT_EQ(SMMU_IDR1_SSIDSIZE_MASK << SMMU_IDR1_SSIDSIZE_SHIFT, reg::idr1::kSsidSize.mask32());
+  EXPECT_EQ(SMMU_IDR5_OAS_MASK, reg::idr5::kOas.mask32());
+  EXPECT_EQ(SMMU_IDR5_GRAN4K, reg::idr5::kGran4K.mask32());
+  EXPECT_EQ(SMMU_CR0_SMMUEN, reg::cr0::kSmmuEn.mask32());
+  EXPECT_EQ(SMMU_CR0_EVTQEN, reg::cr0::kEventqEn.mask32());
+  EXPECT_EQ(SMMU_CR0_CMDQEN, reg::cr0::kCmdqEn.mask32());
+  EXPECT_EQ(SMMU_GBPA_UPDATE, reg::gbpa::kUpdate.mask32());
+  EXPECT_EQ(SMMU_GBPA_ABORT, reg::gbpa::kAbort.mask32());
+  EXPECT_EQ(SMMU_IRQ_CTRL_GERROR_IRQEN, reg::irq_ctrl::kGerrorIrqEn.mask32());
+  EXPECT_EQ(SMMU_IRQ_CTRL_EVTQ_IRQEN, reg::irq_ctrl::kEventqIrqEn.mask32());
+  EXPECT_EQ(SMMU_STRTAB_CFG_LOG2SIZE_MASK, reg::strtab_base_cfg::kLog2Size.mask32());
+  EXPECT_EQ(0x1Fu << SMMU_STRTAB_CFG_SPLIT_SHIFT, reg::strtab_base_cfg::kSplit.mask32());
+  EXPECT_EQ(0x3u << SMMU_STRTAB_CFG_FMT_SHIFT, reg::strtab_base_cfg::kFmt.mask32());
+  EXPECT_EQ(SMMU_STRTAB_CFG_FMT_2LVL, reg::strtab_base_cfg::kFmtTwoLevel);
+  EXPECT_EQ(SMMU_Q_BASE_LOG2SIZE_MASK, reg::queue_base::kLog2Size.mask32());
+  EXPECT_EQ(SMMU_Q_OVFLG, reg::queue_prod::kOvflg.mask32());
+  EXPECT_EQ(SMMU_Q_OVFLG, reg::queue_cons::kOvackflg.mask32());
+  EXPECT_EQ(SMMU_Q_WR_RD_MASK, reg::queue_prod::kWr.mask32());
+}
+
+TEST(SmmuHwHeader, SteAndCdLayouts) {
+  DecodedSte s;
+  s.config = ste::kS1Trans;
+  s.s1_context_ptr = 0x1234'5680;
+  s.s1_cdmax = 7;
+  s.s1dss = ste::kSubstream0;
+  const SteWords w = encode_ste(s);
+  EXPECT_EQ(w[0], SMMU_STE0_V | (uint64_t{SMMU_STE_CONFIG_S1} << SMMU_STE0_CONFIG_SHIFT) |
+                      (0x1234'5680ull & SMMU_STE0_S1CTXPTR_MASK) | (7ull << SMMU_STE0_S1CDMAX_SHIFT));
+  EXPECT_EQ(w[1] & SMMU_STE1_S1DSS_MASK, uint64_t{ste::kSubstream0});
+  EXPECT_EQ(SMMU_STE_CONFIG_ABORT, ste::kAbort);
+  EXPECT_EQ(SMMU_STE_CONFIG_BYPASS, ste::kBypass);
+  EXPECT_EQ(SMMU_STE_CONFIG_S2, ste::kS2Trans);
+  EXPECT_EQ(SMMU_STE_CONFIG_NESTED, ste::kNested);
+  EXPECT_EQ(SMMU_STE_DWORDS * 8, ste::kBytes);
+
+  DecodedCd c;
+  c.t0sz = 16;
+  c.granule = Granule::k64K;
+  c.ips_bits = 48;
+  c.asid = 0xBEEF;
+  c.ttb0 = 0x8765'4320;
+  const CdWords cw = encode_cd(c);
+  EXPECT_EQ(cw[0], 16ull | (1ull << SMMU_CD0_TG0_SHIFT) | SMMU_CD0_EPD1 | SMMU_CD0_V | (5ull << SMMU_CD0_IPS_SHIFT) |
+                       SMMU_CD0_AA64 | (0xBEEFull << SMMU_CD0_ASID_SHIFT));
+  EXPECT_EQ(cw[1], 0x8765'4320ull & SMMU_CD1_TTB0_MASK);
+}
+
+TEST(SmmuHwHeader, EventRecordLayout) {
+  EventRecord r;
+  r.id = EventId::kTranslation;
+  r.sid = 0xABCD;
+  r.rnw = true;
+  const auto w = r.encode();
+  EXPECT_EQ(w[0] & SMMU_EVT0_ID_MASK, SMMU_EVT_F_TRANSLATION);
+  EXPECT_EQ(w[0] >> SMMU_EVT0_SID_SHIFT, 0xABCDu);
+  EXPECT_TRUE(w[1] & SMMU_EVT1_RNW);
+  EXPECT_EQ(SMMU_EVT_F_PERMISSION, static_cast<unsigned>(EventId::kPermission));
+  EXPECT_EQ(SMMU_EVT_C_BAD_STE, static_cast<unsigned>(EventId::kBadSte));
+  EXPECT_EQ(SMMU_EVT_DWORDS * 8, EventRecord::kBytes);
+}
+
+}  // namespace
+}  // namespace smmu_vp::smmu
