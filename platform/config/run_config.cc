@@ -68,6 +68,55 @@ NodePtr dma_device_schema() {
   }, "Generic DMA engine (register map in docs/devices.md).");
 }
 
+// Feature switches a configuration may change on top of its profile, each
+// with the SmmuFeatures member it sets (ID register fields, IHI 0070 6.3).
+struct BoolFeature {
+  const char* name;
+  bool smmu::SmmuFeatures::*member;
+  const char* help;
+};
+struct UintFeature {
+  const char* name;
+  unsigned smmu::SmmuFeatures::*member;
+  unsigned min, max;
+  const char* help;
+};
+const std::vector<BoolFeature>& bool_features() {
+  static const std::vector<BoolFeature> v = {
+      {"stage1", &smmu::SmmuFeatures::stage1, "IDR0.S1P: stage 1 translation."},
+      {"stage2", &smmu::SmmuFeatures::stage2, "IDR0.S2P: stage 2 translation."},
+      {"two_level_strtab", &smmu::SmmuFeatures::two_level_strtab, "IDR0.ST_LEVEL: two-level stream tables."},
+      {"two_level_cd", &smmu::SmmuFeatures::two_level_cd, "IDR0.CD2L: two-level CD tables."},
+      {"msi", &smmu::SmmuFeatures::msi, "IDR0.MSI: message-signalled interrupts."},
+      {"sev", &smmu::SmmuFeatures::sev, "IDR0.SEV: WFE wake-up events."},
+      {"cohacc", &smmu::SmmuFeatures::cohacc, "IDR0.COHACC: coherent table and queue accesses."},
+      {"ecmdq", &smmu::SmmuFeatures::ecmdq, "IDR1.ECMDQ: enhanced command queues (needs MSI, COHACC, v3.3)."},
+      {"ril", &smmu::SmmuFeatures::ril, "IDR3.RIL: range invalidation."},
+      {"gran4k", &smmu::SmmuFeatures::gran4k, "IDR5.GRAN4K."},
+      {"gran16k", &smmu::SmmuFeatures::gran16k, "IDR5.GRAN16K."},
+      {"gran64k", &smmu::SmmuFeatures::gran64k, "IDR5.GRAN64K."},
+  };
+  return v;
+}
+const std::vector<UintFeature>& uint_features() {
+  static const std::vector<UintFeature> v = {
+      {"sidsize", &smmu::SmmuFeatures::sidsize, 0, 32, "IDR1.SIDSIZE: StreamID bits."},
+      {"ssidsize", &smmu::SmmuFeatures::ssidsize, 0, 20, "IDR1.SSIDSIZE: SubstreamID bits."},
+      {"cmdqs", &smmu::SmmuFeatures::cmdqs, 0, 19, "IDR1.CMDQS: log2 of the largest command queue."},
+      {"eventqs", &smmu::SmmuFeatures::eventqs, 0, 19, "IDR1.EVENTQS: log2 of the largest event queue."},
+      {"oas_bits", &smmu::SmmuFeatures::oas_bits, 32, 52, "IDR5.OAS in bits (32, 36, 40, 42, 44, 48 or 52)."},
+  };
+  return v;
+}
+
+NodePtr smmu_feature_overrides() {
+  std::vector<std::pair<std::string, NodePtr>> fields;
+  for (const auto& f : bool_features()) fields.emplace_back(f.name, optional(leaf(T::kBool, json(), "", f.help)));
+  for (const auto& f : uint_features())
+    fields.emplace_back(f.name, optional(ranged(T::kUint, json(), f.min, f.max, "", f.help)));
+  return object(fields, "Changes to the profile; absent ones keep the profile's value.");
+}
+
 NodePtr smmu_schema() {
   const smmu::SmmuConfig d;
   const smmu::TranslatorConfig& t = d.translation;
@@ -75,14 +124,7 @@ NodePtr smmu_schema() {
   return optional(object({
       {"base", leaf(T::kAddress, json(), "address", "Physical base of the register pages (page 0; page 1 follows at +64 KiB).")},
       {"profile", choice(profiles.back(), profiles, "Feature profile: which SMMUv3 the ID registers describe (docs/smmu.md).")},
-      {"features", object({
-           {"ril", optional(leaf(T::kBool, json(), "", "Override IDR3.RIL (range invalidation).")) },
-           {"msi", optional(leaf(T::kBool, json(), "", "Override IDR0.MSI.")) },
-           {"sev", optional(leaf(T::kBool, json(), "", "Override IDR0.SEV.")) },
-           {"sidsize", optional(ranged(T::kUint, json(), 0, 32, "bits", "Override IDR1.SIDSIZE.")) },
-           {"ssidsize", optional(ranged(T::kUint, json(), 0, 20, "bits", "Override IDR1.SSIDSIZE.")) },
-           {"oas_bits", optional(ranged(T::kUint, json(), 32, 52, "bits", "Override IDR5.OAS (32, 36, 40, 42, 44, 48 or 52).")) },
-       }, "Changes to the profile; absent ones keep the profile's value.")},
+      {"features", smmu_feature_overrides()},
       {"eventq_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of the event queue (used when no MSI is configured).")},
       {"gerror_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of global errors (used when no MSI is configured).")},
       {"reg_latency_ns", ranged(T::kNumber, d.reg_latency_ns, 0, 1e6, "ns", "Register access latency.")},
@@ -188,12 +230,10 @@ void parse_smmu(const json& j, RunConfig& rc) {
   smmu::SmmuConfig& c = rc.smmu;
   c.features = *smmu::profile_by_name(j["profile"]);
   const json& f = j["features"];
-  if (f.contains("ril")) c.features.ril = f["ril"];
-  if (f.contains("msi")) c.features.msi = f["msi"];
-  if (f.contains("sev")) c.features.sev = f["sev"];
-  if (f.contains("sidsize")) c.features.sidsize = u(f["sidsize"]);
-  if (f.contains("ssidsize")) c.features.ssidsize = u(f["ssidsize"]);
-  if (f.contains("oas_bits")) c.features.oas_bits = u(f["oas_bits"]);
+  for (const auto& b : bool_features())
+    if (f.contains(b.name)) c.features.*b.member = f[b.name].get<bool>();
+  for (const auto& n : uint_features())
+    if (f.contains(n.name)) c.features.*n.member = u(f[n.name]);
   const std::vector<std::string> problems = c.features.validate();
   if (!problems.empty()) throw ConfigError(p + "/features", "not a valid SMMU: " + problems.front());
   c.eventq_irq = u(j["eventq_irq"]);

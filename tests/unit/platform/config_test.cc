@@ -582,3 +582,54 @@ TEST(ShippedConfig, BuiltinAppsHaveUniqueNames) {
 
 }  // namespace
 }  // namespace smmu_vp::config
+
+namespace smmu_vp::config {
+namespace {
+
+// ---- platform.smmu
+
+const char* kWithSmmu = R"({"platform": {"smmu": {"base": "0x09000000", "eventq_irq": 64, "gerror_irq": 65}}})";
+
+TEST(RunConfigSmmu, AbsentByDefaultPresentWhenGiven) {
+  EXPECT_FALSE(build(base_doc()).has_smmu);
+  const RunConfig rc = build(patched(kWithSmmu));
+  ASSERT_TRUE(rc.has_smmu);
+  EXPECT_EQ(rc.smmu_base, 0x0900'0000u);
+  EXPECT_EQ(rc.smmu.features.name, "v3.3");  // the default profile
+  EXPECT_EQ(rc.smmu.eventq_irq, 64u);
+  EXPECT_EQ(rc.smmu.translation.tlb.entries, 256u);
+  EXPECT_FALSE(rc.smmu.stale_check);
+}
+
+TEST(RunConfigSmmu, ProfileAndFeatureSwitches) {
+  const RunConfig rc = build(patched(kWithSmmu), {"platform.smmu.profile=\"v3.0\"", "platform.smmu.features.sev=true",
+                                                  "platform.smmu.features.sidsize=8", "platform.smmu.features.gran16k=true",
+                                                  "platform.smmu.tlb.replacement=\"fifo\""});
+  EXPECT_EQ(rc.smmu.features.name, "v3.0");
+  EXPECT_TRUE(rc.smmu.features.sev);
+  EXPECT_TRUE(rc.smmu.features.gran16k);
+  EXPECT_EQ(rc.smmu.features.sidsize, 8u);
+  EXPECT_FALSE(rc.smmu.features.msi);  // untouched: the profile's
+  EXPECT_EQ(rc.smmu.translation.tlb.replacement, smmu::ReplacementPolicy::kFifo);
+}
+
+TEST(RunConfigSmmu, Errors) {
+  EXPECT_TRUE(fails_at(patched(kWithSmmu), "/platform/smmu/features", {"ECMDQ", "MSI"},
+                       {"platform.smmu.features.msi=false"}));
+  EXPECT_TRUE(fails_at(patched(kWithSmmu), "/platform/smmu/profile", {"v3.0", "v3.3"}, {"platform.smmu.profile=\"v9\""}));
+  EXPECT_TRUE(fails_at(patched(kWithSmmu), "/platform/smmu/eventq_irq", {"does not exist"},
+                       {"platform.intc.lines=32"}));
+  EXPECT_TRUE(fails_at(patched(kWithSmmu), "/platform/smmu/tlb/ways", {"multiple"}, {"platform.smmu.tlb.ways=3"}));
+  // A feature of a later version on an earlier profile.
+  EXPECT_TRUE(fails_at(patched(kWithSmmu), "/platform/smmu/features", {"RIL"},
+                       {"platform.smmu.profile=\"v3.0\"", "platform.smmu.features.ril=true"}));
+  EXPECT_TRUE(fails_at(patched(kWithSmmu), "/platform/devices/dma0/base", {"overlaps", "smmu"},
+                       {"platform.smmu.base=\"0x10000000\""}));
+  EXPECT_TRUE(fails_at(patched(kWithSmmu), "/platform/smmu/features/bogus", {"unknown key"},
+                       {"platform.smmu.features.bogus=1"}));
+  EXPECT_TRUE(fails_at(patched(R"({"platform": {"smmu": {"eventq_irq": 1, "gerror_irq": 2}}})"),
+                       "/platform/smmu/base", {"required"}));
+}
+
+}  // namespace
+}  // namespace smmu_vp::config
