@@ -18,7 +18,8 @@ std::array<uint64_t, 4> EventRecord::encode() const {
   set_bits(w, 105, 104, static_cast<uint8_t>(cls));
   set_bits(w, 108, 108, ttrnw);
   w[2] = input_addr;
-  set_bits(w, 243, 204, ipa >> 12);
+  if (has_fetch_addr()) set_bits(w, 243, 195, fetch_addr >> 3);
+  else set_bits(w, 243, 204, ipa >> 12);
   return w;
 }
 
@@ -37,7 +38,8 @@ EventRecord EventRecord::decode(const std::array<uint64_t, 4>& w) {
   r.cls = static_cast<FaultClass>(bits(w, 105, 104));
   r.ttrnw = bits(w, 108, 108);
   r.input_addr = w[2];
-  r.ipa = bits(w, 243, 204) << 12;
+  if (r.has_fetch_addr()) r.fetch_addr = bits(w, 243, 195) << 3;
+  else r.ipa = bits(w, 243, 204) << 12;
   return r;
 }
 

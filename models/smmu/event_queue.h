@@ -30,6 +30,12 @@ struct EventRecord {
   bool ttrnw = true; // for CLASS=TT: the table access was a read
   uint64_t input_addr = 0;
   uint64_t ipa = 0;  // [51:12], for stage-2 faults
+  // F_STE_FETCH, F_CD_FETCH, F_WALK_EABT: the address of the access that
+  // aborted, [51:3], in dword 3 where other records keep the IPA.
+  uint64_t fetch_addr = 0;
+  bool has_fetch_addr() const {
+    return id == EventId::kSteFetch || id == EventId::kCdFetch || id == EventId::kWalkEabt;
+  }
 
   static constexpr unsigned kBytes = 32;
   std::array<uint64_t, 4> encode() const;

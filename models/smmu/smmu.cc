@@ -145,7 +145,7 @@ Ps Smmu::forward(tlm::tlm_generic_payload& trans, uint64_t pa, unsigned offset, 
   return now + sc_to_ps(delay);
 }
 
-void Smmu::translate_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+void Smmu::translate_transport(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   transactions_.add();
   const Ps now = now_ps();
   Ps t = now + sc_to_ps(delay);
@@ -186,6 +186,7 @@ void Smmu::translate_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc
   // An access that crosses out of a translation goes on in the next one.
   for (unsigned off = 0; off < len;) {
     TranslationRequest req;
+    req.port = static_cast<unsigned>(port);
     req.sid = ext->stream_id;
     req.ssv = ext->substream_valid;
     req.ssid = ext->substream_id;

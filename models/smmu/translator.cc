@@ -91,6 +91,7 @@ Translator::Translator(MemoryPort& mem, const SmmuFeatures& features, const Tran
       translation_slots_(prefix + ".translation_slots", cfg.translation_slots),
       walker_slots_(prefix + ".walker_slots", cfg.walker_slots),
       tlb_lookup_ps_(ns_to_ps(cfg.tlb_lookup_ns)),
+      micro_tlb_lookup_ps_(ns_to_ps(cfg.micro_tlb_lookup_ns)),
       config_lookup_ps_(ns_to_ps(cfg.config_lookup_ns)),
       translations_(stats.counter(prefix + ".translations")),
       bypassed_(stats.counter(prefix + ".bypassed")),
@@ -99,6 +100,18 @@ Translator::Translator(MemoryPort& mem, const SmmuFeatures& features, const Tran
       latency_(stats.histogram(prefix + ".translation_latency_ns", "ns", 1000.0)),
       stats_(stats),
       prefix_(prefix) {}
+
+Tlb* Translator::micro_tlb(unsigned port) {
+  if (cfg_.micro_tlb_entries == 0) return nullptr;
+  while (micro_tlbs_.size() <= port) {
+    TlbConfig c;
+    c.entries = c.ways = cfg_.micro_tlb_entries;  // fully associative
+    c.replacement = ReplacementPolicy::kLru;
+    micro_tlbs_.push_back(std::make_unique<Tlb>(
+        c, &stats_, prefix_ + ".micro_tlb.port" + std::to_string(micro_tlbs_.size())));
+  }
+  return micro_tlbs_[port].get();
+}
 
 void Translator::enable_stale_check(MemoryPort& untimed) {
   stale_walker_ = std::make_unique<PageTableWalker>(untimed);
@@ -194,8 +207,10 @@ bool Translator::stream_config(const StreamTableConfig& st, const TranslationReq
   *t = std::max(*t, f.done);
   if (!f.ok()) {
     *fault = fault_result(req, f.error, *t);
+    if (f.error == EventId::kSteFetch || f.error == EventId::kCdFetch) fault->event.fetch_addr = f.fetch_addr;
     if (sc->ste.stage2() && (f.error == EventId::kTranslation || f.error == EventId::kAddrSize ||
-                             f.error == EventId::kAccess || f.error == EventId::kPermission)) {
+                             f.error == EventId::kAccess || f.error == EventId::kPermission ||
+                             f.error == EventId::kWalkEabt)) {
       fault->event.s2 = true;
       fault->event.cls = FaultClass::kCd;
       fault->event.ipa = f.fetch_addr;
@@ -259,8 +274,18 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   const StageKind kind = stage_kind(sc.ste, sc.stage1_bypass);
   const uint16_t vmid = sc.ste.stage2() ? sc.ste.s2_vmid : 0;
   const uint16_t asid = kind == StageKind::kStage2 ? 0 : sc.cd.asid;
-  t += tlb_lookup_ps_;
-  if (auto hit = tlb_.lookup(kind, vmid, asid, req.addr)) {
+  Tlb* micro = micro_tlb(req.port);
+  std::optional<TlbHit> hit;
+  if (micro) {
+    t += micro_tlb_lookup_ps_;
+    hit = micro->lookup(kind, vmid, asid, req.addr);
+  }
+  if (!hit) {
+    t += tlb_lookup_ps_;
+    hit = tlb_.lookup(kind, vmid, asid, req.addr);
+    if (hit && micro) micro->insert(hit->entry);
+  }
+  if (hit) {
     if (from_tlb(hit->entry.perms).allows(req.access)) {
       if (stale_walker_) check_stale(*hit, sc, req, t);
       r.kind = TranslationResult::Kind::kTranslated;
@@ -287,8 +312,12 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
                                                             : static_cast<EventId>(w.fault);
     r = fault_result(req, id, t);
     r.event.s2 = w.fault_stage == 2;
-    r.event.cls = w.fault_stage == 2 ? w.fault_class : FaultClass::kInput;
+    // A stage-1 walk abort was a table read (CLASS = TT); other stage-1
+    // faults are on the input address.
+    r.event.cls = w.fault_stage == 2 ? w.fault_class
+                  : id == EventId::kWalkEabt ? FaultClass::kTranslationTable : FaultClass::kInput;
     if (w.ipa_valid) r.event.ipa = w.ipa;
+    if (id == EventId::kWalkEabt) r.event.fetch_addr = w.fetch_address;
     return finish(r);
   }
 
@@ -308,6 +337,7 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   e.attrs.mem_attr = w.attr_indx;
   e.attrs.sh = w.sh;
   const std::optional<TlbEntry> evicted = tlb_.insert(e);
+  if (micro) micro->insert(e);
   if (stale_walker_) {
     if (evicted) last_seen_valid_.erase(key_of(*evicted));
     last_seen_valid_[key_of(e)] = t;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "common/resource.h"
 #include "common/sim_time.h"
@@ -35,10 +36,15 @@ struct TranslatorConfig {
   unsigned translation_slots = 16;  // translations in progress at once
   unsigned walker_slots = 4;        // table walks in progress at once
   double tlb_lookup_ns = 2.0;       // TLB lookup, hit or miss
+  // Optional micro-TLB per master port, looked up before the main TLB and
+  // filled from it (0 entries: none).
+  unsigned micro_tlb_entries = 0;
+  double micro_tlb_lookup_ns = 0.5;
   double config_lookup_ns = 2.0;    // config cache lookup, hit or miss
 };
 
 struct TranslationRequest {
+  unsigned port = 0;  // the master port it came in on (selects the micro-TLB)
   uint32_t sid = 0;
   bool ssv = false;
   uint32_t ssid = 0;
@@ -84,6 +90,15 @@ class Translator {
   void enable_stale_check(MemoryPort& untimed);
 
   Tlb& tlb() { return tlb_; }
+  // The micro-TLB of a master port, or nullptr when they are disabled.
+  Tlb* micro_tlb(unsigned port);
+  // Every TLB holding translations (the main one and the micro-TLBs), for
+  // invalidations, which must reach them all.
+  template <typename Fn>
+  void for_each_tlb(Fn fn) {
+    fn(tlb_);
+    for (auto& m : micro_tlbs_) fn(*m);
+  }
   ConfigCache& config_cache() { return config_cache_; }
   WalkCache& walk_cache() { return walk_cache_; }
 
@@ -109,12 +124,14 @@ class Translator {
   TranslatorConfig cfg_;
   ConfigFetcher fetcher_;
   Tlb tlb_;
+  std::vector<std::unique_ptr<Tlb>> micro_tlbs_;  // by port, created on first use
   ConfigCache config_cache_;
   WalkCache walk_cache_;
   PageTableWalker walker_;
   Resource translation_slots_;
   Resource walker_slots_;
   Ps tlb_lookup_ps_;
+  Ps micro_tlb_lookup_ps_;
   Ps config_lookup_ps_;
   Counter& translations_;
   Counter& bypassed_;

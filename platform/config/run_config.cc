@@ -143,6 +143,10 @@ NodePtr smmu_schema() {
            {"ste_entries", ranged(T::kUint, t.config_cache.ste_entries, 0, 1 << 20, "entries", "Cached STEs (0: none).")},
            {"cd_entries", ranged(T::kUint, t.config_cache.cd_entries, 0, 1 << 20, "entries", "Cached CDs (0: none).")},
        }, "")},
+      {"micro_tlb", object({
+           {"entries", ranged(T::kUint, t.micro_tlb_entries, 0, 4096, "entries", "Fully associative micro-TLB per master port, looked up before the main TLB (0: none).")},
+           {"lookup_ns", ranged(T::kNumber, t.micro_tlb_lookup_ns, 0, 1e6, "ns", "Micro-TLB lookup, hit or miss.")},
+       }, "")},
       {"stale_check", leaf(T::kBool, false, "", "Debug: check every TLB hit against the page tables in memory and count stale hits (smmu.stale_check.*), to measure the window of lazy invalidation. Costs host time, not simulated time.")},
       {"walk_cache", object({
            {"entries", ranged(T::kUint, t.walk_cache.entries, 1, 1 << 20, "entries", "Cached intermediate table addresses.")},
@@ -259,6 +263,8 @@ void parse_smmu(const json& j, RunConfig& rc) {
   t.tlb.replacement = repl == "lru" ? smmu::ReplacementPolicy::kLru
                       : repl == "fifo" ? smmu::ReplacementPolicy::kFifo : smmu::ReplacementPolicy::kRandom;
   t.tlb.seed = rc.seed;
+  t.micro_tlb_entries = u(j["micro_tlb"]["entries"]);
+  t.micro_tlb_lookup_ns = j["micro_tlb"]["lookup_ns"];
   t.config_cache.ste_entries = u(j["config_cache"]["ste_entries"]);
   t.config_cache.cd_entries = u(j["config_cache"]["cd_entries"]);
   t.walk_cache.entries = u(j["walk_cache"]["entries"]);

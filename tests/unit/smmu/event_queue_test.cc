@@ -44,6 +44,18 @@ TEST(EventRecord, FieldPositions) {
   EXPECT_FALSE(back.rnw);
 }
 
+TEST(EventRecord, FetchAbortsCarryTheFetchAddressInDwordThree) {
+  EventRecord r;
+  r.id = EventId::kWalkEabt;
+  r.fetch_addr = 0x0000'8765'4321'0FF8ull;
+  const auto w = r.encode();
+  EXPECT_EQ(w[3], 0x0000'8765'4321'0FF8ull);  // FetchAddr[51:3], IHI 0070 7.3
+  EXPECT_EQ(EventRecord::decode(w).fetch_addr, r.fetch_addr);
+  r.id = EventId::kTranslation;  // other records keep the IPA there
+  r.ipa = 0x1234'5000;
+  EXPECT_EQ(r.encode()[3], 0x1234'5000u);
+}
+
 class EventQueueTest : public ::testing::Test {
  protected:
   EventQueueTest() : mem_(kBase, 1 << 16, 10'000), writer_(mem_) {

@@ -164,6 +164,45 @@ TEST_F(TranslatorTest, ConcurrentWalksQueueForTheWalker) {
   EXPECT_EQ(b.done, a.done + kLatency + 2'000);
 }
 
+TEST(TranslatorMicroTlb, HitsInTheMicroTlbSkipTheMainOne) {
+  StatsRegistry stats;
+  test::FakeMemory mem(kBase, 16 << 20, kLatency);
+  test::TableBuilder tables(mem, 1, 12, 48, 0, kTables, kTables + (4 << 20));
+  TranslatorConfig cfg;
+  cfg.micro_tlb_entries = 4;
+  Translator tr(mem, SmmuFeatures::v3_3_profile(), cfg, stats, "smmu");
+  DecodedSte s;
+  s.config = ste::kS1Trans;
+  s.s1_context_ptr = kCd;
+  const SteWords sw = encode_ste(s);
+  mem.poke(kStrtab + 3 * 64, sw.data(), sizeof sw);
+  DecodedCd c;
+  c.t0sz = 16;
+  c.ips_bits = 48;
+  c.ttb0 = tables.ttb();
+  const CdWords cw = encode_cd(c);
+  mem.poke(kCd, cw.data(), sizeof cw);
+  tables.map(0x4000'0000, 0x9000'0000, 3);
+  const StreamTableConfig st{kStrtab, false, 0, 6};
+  TranslationRequest r;
+  r.sid = 3;
+  r.addr = 0x4000'0000;
+  r.port = 1;
+  ASSERT_TRUE(tr.translate(st, r).ok());  // walk; fills both TLBs
+  const TranslationResult hit = tr.translate(st, r);
+  EXPECT_TRUE(hit.tlb_hit);
+  ASSERT_NE(tr.micro_tlb(1), nullptr);
+  EXPECT_EQ(tr.micro_tlb(1)->stats().hits, 1u);
+  EXPECT_EQ(tr.tlb().stats().hits, 0u);  // the main TLB was not asked
+  // Another port has its own, empty micro-TLB: the main TLB serves it.
+  r.port = 0;
+  EXPECT_TRUE(tr.translate(st, r).tlb_hit);
+  EXPECT_EQ(tr.tlb().stats().hits, 1u);
+  unsigned tlbs = 0;
+  tr.for_each_tlb([&](Tlb&) { ++tlbs; });
+  EXPECT_EQ(tlbs, 3u);  // main + ports 0 and 1
+}
+
 TEST_F(TranslatorTest, StaleCheckCountsHitsOnRemovedMappings) {
   translator_.enable_stale_check(mem_);
   const TranslationResult miss = translate(3, 0x4000'0000);
