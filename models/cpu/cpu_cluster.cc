@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/payload.h"
 #include "common/tlm_time.h"
 
 namespace smmu_vp {
@@ -104,14 +105,7 @@ bool CpuCore::access(bool is_write, uint64_t addr, void* data, unsigned len) {
   const bool dram = cluster_.is_dram(addr, len);
   if (!dram) sync();
   (dram ? dram_accesses_ : mmio_accesses_).add();
-  trans_.set_command(is_write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-  trans_.set_address(addr);
-  trans_.set_data_ptr(static_cast<unsigned char*>(data));
-  trans_.set_data_length(len);
-  trans_.set_streaming_width(len);
-  trans_.set_byte_enable_ptr(nullptr);
-  trans_.set_dmi_allowed(false);
-  trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  prepare_access(trans_, is_write, addr, data, len);
   sc_core::sc_time delay = qk_.get_local_time();
   socket->b_transport(trans_, delay);
   qk_.set(delay);

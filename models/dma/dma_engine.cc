@@ -5,6 +5,7 @@
 
 #include <sysc/kernel/sc_spawn.h>
 
+#include "common/payload.h"
 #include "common/stream_id_extension.h"
 #include "common/tlm_time.h"
 
@@ -67,14 +68,7 @@ void DmaEngine::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
 
 Ps DmaEngine::issue(tlm::tlm_generic_payload& t, bool is_write, uint64_t addr, uint8_t* buf, unsigned len,
                     Ps at, bool* ok) {
-  t.set_command(is_write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-  t.set_address(addr);
-  t.set_data_ptr(buf);
-  t.set_data_length(len);
-  t.set_streaming_width(len);
-  t.set_byte_enable_ptr(nullptr);
-  t.set_dmi_allowed(false);
-  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  prepare_access(t, is_write, addr, buf, len);
   const Ps now = now_ps();
   sc_core::sc_time delay = ps_to_sc(at > now ? at - now : 0);
   mem->b_transport(t, delay);

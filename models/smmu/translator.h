@@ -80,6 +80,12 @@ class Translator {
              const std::string& prefix);
 
   TranslationResult translate(const StreamTableConfig& st, const TranslationRequest& req);
+  // Forget slot reservations that ended before `now` (the current simulation
+  // time; no request arrives earlier). Call now and then on long runs.
+  void retire(Ps now) {
+    translation_slots_.retire(now);
+    walker_slots_.retire(now);
+  }
 
   // Stale-entry check (a debugging aid, off by default): every translation
   // served from the TLB is checked against the tables in memory at that

@@ -10,6 +10,13 @@
 //                                            whose b_transport only sets TLM_OK_RESPONSE
 //   BM_TlmHop_RouterDram                     one b_transport through the platform's
 //                                            Router to DRAM, without the HAL
+//   BM_SmmuAccess_Untranslated               one 64-byte DMA-master read through the SMMU
+//                                            with SMMUEN = 0 (GBPA bypass) to DRAM
+//   BM_SmmuAccess_TlbHit                     the same read, SMMUEN = 1, stage 1, its
+//                                            translation in the TLB
+//   BM_SmmuAccess_Walk4Level                 the same read, SMMUEN = 1, missing the TLB
+//                                            and the walk cache: a 4-level walk (4K
+//                                            granule, T0SZ 16) every access
 //
 // Counters next to the wall time ("Time", per iteration):
 //   sim_ns        simulated time per iteration (for the hops: the latency the
@@ -17,6 +24,23 @@
 //   bursts        bursts per DMA transfer;  wall_ns/burst, sim_ns/burst
 //   mmio/xfer     MMIO accesses the core made per DMA transfer (programming,
 //                 polls, acknowledgement)
+//   ptw_reads     (SMMU accesses) page-table descriptors read per access
+//
+// The SMMU accesses come from a bench-only master ("bench_smmu_probe", bound to
+// smmu.upstream next to the DMA engines' ports) that tags its payload with
+// StreamID 1 and calls b_transport from core 0's thread. Before the translated
+// ones, core 0 programs the SMMU through the HAL as a driver would (stream
+// table, CD, 4K-granule page tables in DMA memory, CR0 handshake; see
+// tests/integration/smmu_test.cc) and turns SMMUEN off again afterwards, so the
+// DMA benchmarks always see GBPA bypass. The TLB-hit accesses all use one page.
+// The walk accesses cycle through 511 pages, one under each level-0 entry, so
+// that no level's table address is shared between two of them: with the LRU
+// TLB (256 entries) and walk cache (64) smaller than that, every access misses
+// both and reads 4 descriptors (checked with the SMMU's counters; the
+// benchmark fails otherwise). The timed accesses are issued at one simulated
+// instant and queue on the SMMU's slots and the DRAM bus, as the router hop's
+// do (walks in batches: see kWalkBatch); their sim_ns is the latency of one
+// access issued on idle hardware.
 //
 // SystemC elaborates once per process, so everything lives in one platform:
 // sc_main builds it from the inline configuration below with a single app on
@@ -24,7 +48,9 @@
 // simulated core's thread, where the HAL works. The bare-hop modules are
 // elaborated next to the platform. Burst sizes other than the configured
 // devices' (64, 256, 1024, 4096 bytes) are not available.
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -40,6 +66,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "common/sim_time.h"
+#include "common/stream_id_extension.h"
 #include "common/tlm_time.h"
 #include "config/run_config.h"
 #include "cpu/cpu_cluster.h"
@@ -47,6 +74,8 @@
 #include "drivers/dma/dma_engine.h"
 #include "hal/hal.h"
 #include "platform.h"
+#include "smmu/descriptors.h"
+#include "smmu/registers.h"
 
 namespace {
 
@@ -57,9 +86,10 @@ const bool kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) =
 using smmu_vp::CpuCore;
 using smmu_vp::Ps;
 
-// The platform of platform/platforms/base.json, with one DMA engine per burst
-// size benchmarked (dma0 is base.json's, 256-byte bursts) and a deep stack
-// for the core threads: Google Benchmark runs on core 0's.
+// The platform of platform/platforms/base.json (SMMU included: the DMA
+// engines' bursts pass through it, bypassed while SMMUEN = 0), with one DMA
+// engine per burst size benchmarked (dma0 is base.json's, 256-byte bursts) and
+// a deep stack for the core threads: Google Benchmark runs on core 0's.
 constexpr const char* kConfig = R"json({
   "platform": {
     "cpu": { "count": 4, "frequency_mhz": 2000, "stack_kib": 8192 },
@@ -73,6 +103,7 @@ constexpr const char* kConfig = R"json({
     },
     "interconnect": { "latency_ns": 2 },
     "intc": { "base": "0x08000000", "lines": 256 },
+    "smmu": { "base": "0x09000000", "profile": "v3.3", "eventq_irq": 64, "gerror_irq": 65 },
     "devices": {
       "dma0":      { "type": "dma", "base": "0x10000000", "stream_id": 16, "irq": 32,
                      "channels": 2, "burst_bytes": 256,  "max_outstanding": 8 },
@@ -116,6 +147,7 @@ struct Initiator : sc_core::sc_module {
 
 Initiator* g_bare = nullptr;
 Initiator* g_router_probe = nullptr;
+Initiator* g_smmu_probe = nullptr;
 
 CpuCore& core() { return *CpuCore::current(); }
 
@@ -297,6 +329,260 @@ void BM_TlmHop_RouterDram(benchmark::State& state) {
   state.counters["sim_ns"] = unloaded_ns;
 }
 
+// ---- (d) DMA-master accesses through the SMMU
+
+namespace reg = smmu_vp::smmu::reg;
+
+constexpr uint32_t kProbeSid = 1;           // no DMA engine's
+constexpr unsigned kWalkPages = 511;        // one per level-0 entry; the last is the TLB-hit page's
+constexpr unsigned kAccessBytes = 64;       // one cache line
+// The timed accesses are issued at one simulated instant and queue in
+// simulated time; what they reserve (Resource) is kept as busy intervals,
+// which make every later reservation slower as they accumulate, so the
+// benchmarks keep them few. Bypassed and TLB-hit accesses: their 64-byte reads
+// keep the DRAM bus busy back to back (8-byte ones would leave it idle between
+// groups of translations) and the translations fill the SMMU's translation
+// slots back to back, so each timeline stays one interval however many are
+// queued. Walks: their descriptor reads are spread over the walk latency and
+// leave about 5 bus intervals per access, so they go in batches of
+// kWalkBatch; between batches, outside the timing, core 0 lets simulated time
+// pass the batch and the DRAM model forgets its bus intervals. Each batch
+// leaves one interval on each of the translator's translation and walker
+// slots, which it never forgets.
+constexpr uint64_t kWalkBatch = 1u << 16;
+
+// Mapped page i, under level-0 entry i, the lower indices spread so that the
+// pages fall in different TLB sets: the walk benchmark's access n reads
+// through page n % kWalkPages, the TLB-hit benchmark's through page kWalkPages,
+// which shares no table with them.
+uint64_t walk_iova(unsigned i) {
+  return (uint64_t{i} << 39) | (uint64_t{(i * 7) & 511} << 30) | (uint64_t{(i * 13) & 511} << 21) |
+         (uint64_t{(i * 29) & 511} << 12);
+}
+
+struct SmmuSetup {
+  bool done = false;
+  std::string error;          // non-empty: cannot benchmark
+  phys_addr_t regs = 0;       // SMMU register page 0
+  phys_addr_t data_pa = 0;    // the 4 KiB page every access reads (at +0x80)
+};
+SmmuSetup g_smmu;
+
+void smmu_cr0(uint32_t v) {
+  hal_write32(g_smmu.regs + reg::kCr0, v);
+  while (hal_read32(g_smmu.regs + reg::kCr0Ack) != v) hal_cpu_relax();
+}
+
+// Stream table (64 STEs, linear), the probe's STE (stage 1) and CD (4K
+// granule, T0SZ 16, ASID 1) and 4 levels of tables for each page, every leaf
+// mapping data_pa; SMMUEN stays 0. Done once, by core 0 through the HAL.
+const std::string& smmu_setup() {
+  SmmuSetup& s = g_smmu;
+  if (s.done) return s.error;
+  s.done = true;
+  s.regs = hal_smmu().base;
+  if (hal_smmu().size == 0) return s.error = "the platform has no SMMU";
+  if (!g_smmu_probe) return s.error = "no master bound to smmu.upstream";
+
+  phys_addr_t strtab = 0, cd_pa = 0, tables = 0;
+  auto* ste_mem = static_cast<uint64_t*>(hal_dma_alloc(64 * 64, 4096, &strtab));
+  auto* cd_mem = static_cast<uint64_t*>(hal_dma_alloc(64, 64, &cd_pa));
+  // Level 0, then levels 1, 2, 3 for each page.
+  const unsigned n_pages = kWalkPages + 1;
+  const unsigned n_tables = 1 + 3 * n_pages;
+  auto* tbl = static_cast<uint64_t*>(hal_dma_alloc(size_t{n_tables} * 4096, 4096, &tables));
+  if (!ste_mem || !cd_mem || !tbl || !hal_dma_alloc(4096, 4096, &s.data_pa)) return s.error = "hal_dma_alloc failed";
+  std::memset(ste_mem, 0, 64 * 64);
+  std::memset(tbl, 0, size_t{n_tables} * 4096);
+  auto table_pa = [&](unsigned t) { return tables + uint64_t{t} * 4096; };
+  auto entry = [&](unsigned t, unsigned idx) -> uint64_t& { return tbl[size_t{t} * 512 + idx]; };
+  for (unsigned i = 0; i < n_pages; ++i) {
+    const uint64_t va = walk_iova(i);
+    const unsigned l1 = 1 + 3 * i, l2 = l1 + 1, l3 = l1 + 2;
+    entry(0, (va >> 39) & 511) = table_pa(l1) | 3;  // table descriptors
+    entry(l1, (va >> 30) & 511) = table_pa(l2) | 3;
+    entry(l2, (va >> 21) & 511) = table_pa(l3) | 3;
+    // Page: AF, inner shareable, AttrIndx 0, AP[1] (EL0 access) so any access passes.
+    entry(l3, (va >> 12) & 511) = s.data_pa | 3 | (1u << 10) | (3u << 8) | (1u << 6);
+  }
+
+  smmu_vp::smmu::DecodedCd cd;
+  cd.t0sz = 16;
+  cd.granule = smmu_vp::smmu::Granule::k4K;
+  cd.ips_bits = 48;
+  cd.asid = 1;
+  cd.ttb0 = table_pa(0);
+  const smmu_vp::smmu::CdWords cdw = smmu_vp::smmu::encode_cd(cd);
+  std::memcpy(cd_mem, cdw.data(), sizeof cdw);
+  smmu_vp::smmu::DecodedSte ste;
+  ste.config = smmu_vp::smmu::ste::kS1Trans;
+  ste.s1_context_ptr = cd_pa;
+  const smmu_vp::smmu::SteWords stw = smmu_vp::smmu::encode_ste(ste);
+  std::memcpy(ste_mem + kProbeSid * 8, stw.data(), sizeof stw);
+  hal_barrier(HAL_BARRIER_DSB);
+
+  smmu_cr0(0);
+  hal_write64(s.regs + reg::kStrtabBase, strtab);
+  hal_write32(s.regs + reg::kStrtabBaseCfg, reg::strtab_base_cfg::kLog2Size.place(6));
+  return s.error;
+}
+
+// The probe's read of kAccessBytes at `addr`, issued `delay` after the
+// current simulated time; `delay` comes back as the completion time.
+class SmmuMaster {
+ public:
+  SmmuMaster() {
+    t_.set_data_ptr(data_);
+    t_.set_data_length(kAccessBytes);
+    t_.set_streaming_width(kAccessBytes);
+    t_.set_extension(new smmu_vp::StreamIdExtension(kProbeSid, 0, false));  // owned by t_
+  }
+  bool read(uint64_t addr, sc_core::sc_time& delay) {
+    t_.set_command(tlm::TLM_READ_COMMAND);
+    t_.set_address(addr);
+    t_.set_byte_enable_ptr(nullptr);
+    t_.set_dmi_allowed(false);
+    t_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    g_smmu_probe->socket->b_transport(t_, delay);
+    benchmark::DoNotOptimize(data_);
+    return t_.is_response_ok();
+  }
+  // Issued at core 0's local time on idle hardware (after every access so far
+  // has completed): the latency, in ns.
+  double unloaded_ns(uint64_t addr, bool* ok) {
+    const Ps local = core().now() - smmu_vp::now_ps();
+    sc_core::sc_time delay = smmu_vp::ps_to_sc(local);
+    *ok = read(addr, delay);
+    return ps_to_d(smmu_vp::sc_to_ps(delay) - local);
+  }
+
+ private:
+  static double ps_to_d(Ps ps) { return smmu_vp::ps_to_ns(ps); }
+  tlm::tlm_generic_payload t_;
+  unsigned char data_[kAccessBytes] = {};
+};
+
+// Lets simulated time pass `until` (and the DRAM bus's last reservation).
+void sync_past(Ps until) {
+  until = std::max(until, g_platform->dram().core().bus().last_end());
+  if (until > core().now()) hal_delay_ns((until - core().now()) / smmu_vp::kPsPerNs + 1);
+  (void)hal_now_ps();  // synchronise: simulated time passes the reservations
+}
+
+// sync_past, then 64 reads of DRAM through the router probe: the DRAM model
+// forgets its past bus reservations on one access in 64, and that is better
+// done here, outside the timing, than on the next timed access.
+void settle(Ps until) {
+  sync_past(until);
+  tlm::tlm_generic_payload t;
+  uint64_t data = 0;
+  t.set_command(tlm::TLM_READ_COMMAND);
+  t.set_address(dram_scratch() + 128);
+  t.set_data_ptr(reinterpret_cast<unsigned char*>(&data));
+  t.set_data_length(8);
+  t.set_streaming_width(8);
+  for (int i = 0; i < 64; ++i) {
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    g_router_probe->socket->b_transport(t, d);
+  }
+  sync_past(core().now());
+}
+
+uint64_t smmu_counter(const char* leaf) {
+  const smmu_vp::Counter* c = g_platform->stats().find_counter(std::string("smmu.") + leaf);
+  return c ? c->value() : 0;
+}
+
+struct SmmuCounters {
+  uint64_t wc_hits, ptw_reads[4], bypass;
+  static SmmuCounters read() {
+    SmmuCounters c{};
+    c.wc_hits = smmu_counter("walk_cache.hits");
+    for (int l = 0; l < 4; ++l) c.ptw_reads[l] = smmu_counter(("ptw.reads.s1.l" + std::to_string(l)).c_str());
+    c.bypass = smmu_counter("bypass_transactions");
+    return c;
+  }
+  uint64_t reads() const { return ptw_reads[0] + ptw_reads[1] + ptw_reads[2] + ptw_reads[3]; }
+};
+
+enum class SmmuCase { kUntranslated, kTlbHit, kWalk4Level };
+
+void smmu_access(benchmark::State& state, SmmuCase which) {
+  if (const std::string& e = smmu_setup(); !e.empty()) {
+    state.SkipWithError(e.c_str());
+    return;
+  }
+  const bool translate = which != SmmuCase::kUntranslated;
+  smmu_cr0(translate ? reg::cr0::kSmmuEn.mask32() : 0);
+  const uint64_t offset = 0x80;
+  const uint64_t hit_addr = translate ? walk_iova(kWalkPages) + offset : g_smmu.data_pa + offset;
+  auto addr_of = [&](uint64_t i) {
+    return which == SmmuCase::kWalk4Level ? walk_iova(static_cast<unsigned>(i % kWalkPages)) + offset : hit_addr;
+  };
+  // Where the walk benchmark goes on from between runs of this function: its
+  // cycle must not restart at pages the caches may still hold.
+  static uint64_t next_walk = 0;
+  uint64_t i = which == SmmuCase::kWalk4Level ? next_walk : 0;
+
+  SmmuMaster m;
+  bool ok = true;
+  if (which == SmmuCase::kTlbHit) {
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    ok = m.read(hit_addr, d);  // fills the TLB (and the config cache)
+    sync_past(smmu_vp::now_ps() + smmu_vp::sc_to_ps(d));
+  }
+  const SmmuCounters c0 = SmmuCounters::read();
+  bool probe_ok = false;
+  const double unloaded_ns = m.unloaded_ns(addr_of(i++), &probe_ok);
+  ok = ok && probe_ok;
+  settle(core().now());
+
+  const uint64_t batch = which == SmmuCase::kWalk4Level ? kWalkBatch : UINT64_MAX;
+  uint64_t n = 0;
+  Ps batch_start = smmu_vp::now_ps();
+  sc_core::sc_time batch_end = sc_core::SC_ZERO_TIME;  // latest completion, from batch_start
+  for (auto _ : state) {
+    if (++n == batch) {
+      state.PauseTiming();
+      settle(batch_start + smmu_vp::sc_to_ps(batch_end));
+      batch_start = smmu_vp::now_ps();
+      batch_end = sc_core::SC_ZERO_TIME;
+      n = 0;
+      state.ResumeTiming();
+    }
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    ok &= m.read(addr_of(i++), d);
+    if (d > batch_end) batch_end = d;
+  }
+  const SmmuCounters c1 = SmmuCounters::read();
+  if (which == SmmuCase::kWalk4Level) next_walk = i;
+  settle(batch_start + smmu_vp::sc_to_ps(batch_end));
+  if (translate) smmu_cr0(0);
+
+  const uint64_t accesses = state.iterations() + 1;  // with the unloaded one
+  const uint64_t reads = c1.reads() - c0.reads();
+  if (!ok) {
+    state.SkipWithError("an access through the SMMU failed");
+  } else if (which == SmmuCase::kUntranslated && c1.bypass - c0.bypass != accesses) {
+    state.SkipWithError("not every access was bypassed by the SMMU");
+  } else if (translate && c1.bypass != c0.bypass) {
+    state.SkipWithError("an access was not translated");
+  } else if (which == SmmuCase::kTlbHit && reads != 0) {
+    state.SkipWithError("not every access hit the TLB");
+  } else if (which == SmmuCase::kWalk4Level) {
+    bool four = c1.wc_hits == c0.wc_hits;
+    for (int l = 0; l < 4; ++l) four = four && c1.ptw_reads[l] - c0.ptw_reads[l] == accesses;
+    if (!four) state.SkipWithError("not every access missed the TLB and walk cache and walked 4 levels");
+  }
+  state.counters["sim_ns"] = unloaded_ns;
+  state.counters["ptw_reads"] = static_cast<double>(reads) / static_cast<double>(accesses);
+}
+
+void BM_SmmuAccess_Untranslated(benchmark::State& state) { smmu_access(state, SmmuCase::kUntranslated); }
+void BM_SmmuAccess_TlbHit(benchmark::State& state) { smmu_access(state, SmmuCase::kTlbHit); }
+void BM_SmmuAccess_Walk4Level(benchmark::State& state) { smmu_access(state, SmmuCase::kWalk4Level); }
+
 BENCHMARK(BM_HalRead64_Dram)->UseRealTime();
 BENCHMARK(BM_HalWrite64_Dram)->UseRealTime();
 BENCHMARK(BM_HalRead32_Mmio)->UseRealTime();
@@ -312,6 +598,9 @@ BENCHMARK(BM_DmaPoll)
 BENCHMARK(BM_DmaIrq)->ArgNames({"KiB", "burst"})->Args({64, 64})->Args({64, 256})->Args({64, 4096})->UseRealTime();
 BENCHMARK(BM_TlmHop_Bare)->UseRealTime();
 BENCHMARK(BM_TlmHop_RouterDram)->UseRealTime();
+BENCHMARK(BM_SmmuAccess_Untranslated)->UseRealTime();
+BENCHMARK(BM_SmmuAccess_TlbHit)->UseRealTime();
+BENCHMARK(BM_SmmuAccess_Walk4Level)->UseRealTime();
 
 int bench_main(void) {
   benchmark::RunSpecifiedBenchmarks();
@@ -349,9 +638,17 @@ int sc_main(int argc, char** argv) {
     Initiator probe("bench_router_probe");
     probe.socket.bind(platform.router().upstream);
     g_router_probe = &probe;
+    // A DMA master of the bench's own, next to the engines' ports.
+    std::unique_ptr<Initiator> smmu_probe;
+    if (platform.smmu()) {
+      smmu_probe = std::make_unique<Initiator>("bench_smmu_probe");
+      smmu_probe->socket.bind(platform.smmu()->upstream);
+      g_smmu_probe = smmu_probe.get();
+    }
 
     const smmu_vp::RunResult r = platform.run();
     g_platform = nullptr;
+    g_smmu_probe = nullptr;
     benchmark::Shutdown();
     if (r.status != smmu_vp::RunResult::Status::kCompleted) {
       std::cerr << "smmu-vp-bench: run ended " << smmu_vp::RunResult::status_name(r.status) << ": " << r.message << "\n";
