@@ -43,6 +43,7 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
     smmu_ = std::make_unique<smmu::Smmu>("smmu", cfg_.smmu, intc_.get(), stats_, trace_);
     router_->map("smmu", cfg_.smmu_base, smmu_->register_space_size(), smmu_->regs);
     smmu_->downstream.bind(router_->upstream);
+    smmu_->set_event_sender([this]() { cpus_->send_event(); });
   }
 
   for (const auto& d : cfg_.devices) {

@@ -76,6 +76,7 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, InterruptControl
       mem_(std::make_unique<DownstreamPort>(downstream)),
       translator_(std::make_unique<Translator>(*mem_, cfg.features, cfg.translation, stats, basename())),
       events_(*mem_),
+      executor_(*translator_, cfg.features, &stats, std::string(basename()) + ".cmdq"),
       intc_(intc),
       trace_(trace),
       reg_latency_(ps_to_sc(ns_to_ps(cfg.reg_latency_ns))),
@@ -88,6 +89,22 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, InterruptControl
       events_lost_(stats.counter(stat(*this, "events.lost"))),
       irqs_(stats.counter(stat(*this, "wired_irqs"))),
       msis_(stats.counter(stat(*this, "msis"))) {
+  CommandQueueConsumer::Hooks hooks;
+  hooks.raise_gerror = [this](uint32_t bits, Ps at) { raise_gerror(bits, at); };
+  hooks.sync_wired_irq = [this](Ps at) {
+    if (!intc_) return;
+    irqs_.add();
+    const Ps now = now_ps();
+    intc_->raise_line(cfg_.sync_irq, ps_to_sc(at > now ? at - now : 0));
+  };
+  hooks.send_event = [this]() {
+    if (send_event_) send_event_();
+  };
+  hooks.translations_drained = [this](Ps t) { return translator_->drained_by(t); };
+  cmdq_ = std::make_unique<CommandQueueConsumer>("cmdq", regfile_, *mem_, executor_, cfg.features, cfg.cmdq,
+                                                 std::move(hooks), stats, std::string(basename()) + ".cmdq", trace);
+  executor_.set_e2h_source([this]() { return regfile_.e2h(); });
+  regfile_.set_listener(this);
   regs.register_b_transport(this, &Smmu::reg_transport);
   upstream.register_b_transport(this, &Smmu::translate_transport);
   if (cfg.stale_check) {
@@ -237,6 +254,14 @@ void Smmu::record_event(const EventRecord& rec, Ps at) {
       break;
   }
 }
+
+void Smmu::on_cmdq_prod(uint32_t cmdq_prod) {
+  cmdq_->prod_written(last_cmdq_prod_, cmdq_prod);
+  last_cmdq_prod_ = cmdq_prod;
+}
+
+void Smmu::on_gerrorn(uint32_t, uint32_t) { cmdq_->wake(); }
+void Smmu::on_cr0(uint32_t, uint32_t) { cmdq_->wake(); }
 
 void Smmu::raise_gerror(uint32_t bits, Ps at) {
   if (regfile_.raise_gerror(bits) && regfile_.gerror_irqen())

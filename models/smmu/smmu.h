@@ -10,6 +10,7 @@
 // TLM_GENERIC_ERROR_RESPONSE; no data is moved.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,8 @@
 #include "common/stats.h"
 #include "common/trace.h"
 #include "cpu/interrupt_controller.h"
+#include "smmu/command_executor.h"
+#include "smmu/command_queue.h"
 #include "smmu/event_queue.h"
 #include "smmu/features.h"
 #include "smmu/register_file.h"
@@ -36,10 +39,12 @@ struct SmmuConfig {
   double bypass_latency_ns = 2.0;   // SMMUEN = 0 with GBPA bypass
   unsigned eventq_irq = 0;          // wired line for the event queue (no MSI configured)
   unsigned gerror_irq = 0;          // wired line for global errors
+  unsigned sync_irq = 0;            // wired line for CMD_SYNC SIG_IRQ when the SMMU has no MSIs
+  CommandQueueTiming cmdq;
   bool stale_check = false;         // debug: check TLB hits against memory (Translator)
 };
 
-class Smmu : public sc_core::sc_module {
+class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
  public:
   tlm_utils::simple_target_socket<Smmu> regs;
   tlm_utils::multi_passthrough_target_socket<Smmu> upstream;
@@ -52,6 +57,8 @@ class Smmu : public sc_core::sc_module {
   uint64_t register_space_size() const { return regfile_.register_space_size(); }
   SmmuRegisterFile& registers() { return regfile_; }
   Translator& translator() { return *translator_; }
+  // What CMD_SYNC with CS = SIG_SEV does: the platform wires it to the cores.
+  void set_event_sender(std::function<void()> send_event) { send_event_ = std::move(send_event); }
 
  private:
   class DownstreamPort;
@@ -67,12 +74,21 @@ class Smmu : public sc_core::sc_module {
   // MSI write if one is configured, else the wired line.
   void signal_irq(const IrqConfig& msi, unsigned wired_line, uint32_t msi_abort_bit, Ps at);
 
+  // SmmuRegisterListener: what register writes set in motion.
+  void on_cmdq_prod(uint32_t cmdq_prod) override;
+  void on_gerrorn(uint32_t old_gerrorn, uint32_t new_gerrorn) override;
+  void on_cr0(uint32_t old_cr0, uint32_t new_cr0) override;
+
   SmmuConfig cfg_;
   SmmuRegisterFile regfile_;
   std::unique_ptr<DownstreamPort> mem_;
   std::unique_ptr<UntimedPort> untimed_;
   std::unique_ptr<Translator> translator_;
   EventQueueWriter events_;
+  CommandExecutor executor_;
+  std::unique_ptr<CommandQueueConsumer> cmdq_;
+  uint32_t last_cmdq_prod_ = 0;
+  std::function<void()> send_event_;
   InterruptController* intc_;
   TraceSink* trace_;
   tlm::tlm_generic_payload fwd_;  // translated (sub-)transactions

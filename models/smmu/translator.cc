@@ -101,10 +101,24 @@ Translator::Translator(MemoryPort& mem, const SmmuFeatures& features, const Tran
       stats_(stats),
       prefix_(prefix) {}
 
+void Translator::retire(Ps now) {
+  translation_slots_.retire(now);
+  walker_slots_.retire(now);
+  for (auto it = done_by_arrival_.begin(); it != done_by_arrival_.end();)
+    it = it->second <= now ? done_by_arrival_.erase(it) : std::next(it);
+}
+
+Ps Translator::drained_by(Ps t) const {
+  Ps latest = 0;
+  for (auto it = done_by_arrival_.begin(); it != done_by_arrival_.end() && it->first <= t; ++it)
+    latest = std::max(latest, it->second);
+  return latest;
+}
+
 Tlb* Translator::micro_tlb(unsigned port) {
   if (cfg_.micro_tlb_entries == 0) return nullptr;
   while (micro_tlbs_.size() <= port) {
-    TlbConfig c;
+    TlbConfig c = cfg_.tlb;  // same invalidation behaviour as the main TLB
     c.entries = c.ways = cfg_.micro_tlb_entries;  // fully associative
     c.replacement = ReplacementPolicy::kLru;
     micro_tlbs_.push_back(std::make_unique<Tlb>(
@@ -239,6 +253,8 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
     const Resource::Grant g = translation_slots_.reserve(start, res.done - start);
     res.done += g.start - start;
     latency_.record(res.done - req.at);
+    Ps& latest = done_by_arrival_[req.at];
+    latest = std::max(latest, res.done);
     switch (res.kind) {
       case TranslationResult::Kind::kFault:
         faults_.add();

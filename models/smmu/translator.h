@@ -82,10 +82,10 @@ class Translator {
   TranslationResult translate(const StreamTableConfig& st, const TranslationRequest& req);
   // Forget slot reservations that ended before `now` (the current simulation
   // time; no request arrives earlier). Call now and then on long runs.
-  void retire(Ps now) {
-    translation_slots_.retire(now);
-    walker_slots_.retire(now);
-  }
+  void retire(Ps now);
+  // When every translation that arrived by `t` has completed (for CMD_SYNC,
+  // which must not complete while one could still use an invalidated entry).
+  Ps drained_by(Ps t) const;
 
   // Stale-entry check (a debugging aid, off by default): every translation
   // served from the TLB is checked against the tables in memory at that
@@ -146,6 +146,7 @@ class Translator {
   Histogram& latency_;
   std::unique_ptr<PageTableWalker> stale_walker_;  // set by enable_stale_check
   std::map<EntryKey, Ps> last_seen_valid_;
+  std::map<Ps, Ps> done_by_arrival_;  // arrival -> latest completion of translations arriving then
   Counter* stale_checks_ = nullptr;
   Counter* stale_hits_ = nullptr;
   Histogram* stale_window_ = nullptr;

@@ -127,6 +127,19 @@ NodePtr smmu_schema() {
       {"features", smmu_feature_overrides()},
       {"eventq_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of the event queue (used when no MSI is configured).")},
       {"gerror_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of global errors (used when no MSI is configured).")},
+      {"sync_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of CMD_SYNC with CS = SIG_IRQ on an SMMU without MSIs.")},
+      {"cmdq", object({
+           {"fetch_batch", ranged(T::kUint, d.cmdq.fetch_batch, 1, 1 << 19, "commands", "Commands fetched by one memory read.")},
+           {"decode_ns", ranged(T::kNumber, d.cmdq.decode_ns, 0, 1e6, "ns", "Per command, before it goes to a lane.")},
+           {"cfgi_ns", ranged(T::kNumber, d.cmdq.cfgi_ns, 0, 1e6, "ns", "CFGI_* execution.")},
+           {"tlbi_ns", ranged(T::kNumber, d.cmdq.tlbi_ns, 0, 1e6, "ns", "TLBI_* execution (the broadcast to TBUs).")},
+           {"tlbi_per_entry_ns", ranged(T::kNumber, d.cmdq.tlbi_per_entry_ns, 0, 1e6, "ns", "Added per TLB entry a TLBI removes (0: fixed cost; else a scan).")},
+           {"tlbi_range_ns", ranged(T::kNumber, d.cmdq.tlbi_range_ns, 0, 1e6, "ns", "A range TLBI (TG != 0), whatever the range.")},
+           {"sync_ns", ranged(T::kNumber, d.cmdq.sync_ns, 0, 1e6, "ns", "CMD_SYNC, after the commands and translations it waits for.")},
+           {"prefetch_ns", ranged(T::kNumber, d.cmdq.prefetch_ns, 0, 1e6, "ns", "PREFETCH_* execution.")},
+           {"other_ns", ranged(T::kNumber, d.cmdq.other_ns, 0, 1e6, "ns", "ATC_INV and other commands.")},
+           {"lanes", ranged(T::kUint, d.cmdq.lanes, 1, 64, "", "Commands executing at once.")},
+       }, "Command queue consumer timing (docs/smmu.md).")},
       {"reg_latency_ns", ranged(T::kNumber, d.reg_latency_ns, 0, 1e6, "ns", "Register access latency.")},
       {"bypass_latency_ns", ranged(T::kNumber, d.bypass_latency_ns, 0, 1e6, "ns", "Added to a transaction passed through with SMMUEN = 0.")},
       {"tlb_lookup_ns", ranged(T::kNumber, t.tlb_lookup_ns, 0, 1e6, "ns", "TLB lookup, hit or miss.")},
@@ -242,7 +255,19 @@ void parse_smmu(const json& j, RunConfig& rc) {
   if (!problems.empty()) throw ConfigError(p + "/features", "not a valid SMMU: " + problems.front());
   c.eventq_irq = u(j["eventq_irq"]);
   c.gerror_irq = u(j["gerror_irq"]);
-  for (const char* line : {"eventq_irq", "gerror_irq"})
+  c.sync_irq = u(j["sync_irq"]);
+  const json& q = j["cmdq"];
+  c.cmdq.fetch_batch = u(q["fetch_batch"]);
+  c.cmdq.decode_ns = q["decode_ns"];
+  c.cmdq.cfgi_ns = q["cfgi_ns"];
+  c.cmdq.tlbi_ns = q["tlbi_ns"];
+  c.cmdq.tlbi_per_entry_ns = q["tlbi_per_entry_ns"];
+  c.cmdq.tlbi_range_ns = q["tlbi_range_ns"];
+  c.cmdq.sync_ns = q["sync_ns"];
+  c.cmdq.prefetch_ns = q["prefetch_ns"];
+  c.cmdq.other_ns = q["other_ns"];
+  c.cmdq.lanes = u(q["lanes"]);
+  for (const char* line : {"eventq_irq", "gerror_irq", "sync_irq"})
     if (u(j[line]) >= rc.intc_lines)
       throw ConfigError(p + "/" + line, "line " + std::to_string(u(j[line])) + " does not exist (intc.lines = " +
                                            std::to_string(rc.intc_lines) + ")");

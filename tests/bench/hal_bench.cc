@@ -103,7 +103,7 @@ constexpr const char* kConfig = R"json({
     },
     "interconnect": { "latency_ns": 2 },
     "intc": { "base": "0x08000000", "lines": 256 },
-    "smmu": { "base": "0x09000000", "profile": "v3.3", "eventq_irq": 64, "gerror_irq": 65 },
+    "smmu": { "base": "0x09000000", "profile": "v3.3", "eventq_irq": 64, "gerror_irq": 65, "sync_irq": 66 },
     "devices": {
       "dma0":      { "type": "dma", "base": "0x10000000", "stream_id": 16, "irq": 32,
                      "channels": 2, "burst_bytes": 256,  "max_outstanding": 8 },

@@ -10,14 +10,13 @@
 #include "drivers/dma/dma_engine.h"
 #include "hal/hal.h"
 #include "platform_fixture.h"
+#include "smmu_test_driver.h"
 #include "smmu/descriptors.h"
 #include "smmu/event_queue.h"
 #include "smmu/registers.h"
 
 namespace smmu_vp::test {
 namespace {
-
-namespace reg = smmu::reg;
 
 constexpr uint64_t kIova = 0x4000'0000;
 constexpr uint32_t kBytes = 8192;
@@ -34,85 +33,6 @@ struct Outcome {
 
 void on_eventq_irq(unsigned, void*) { ++g.eventq_irqs; }
 
-void wait_ack(uint64_t ack_reg, uint32_t want, phys_addr_t smmu) {
-  while (hal_read32(smmu + ack_reg) != want) hal_cpu_relax();
-}
-
-// A 4 KiB-granule, 48-bit stage-1 table (levels 0..3) mapping `pages` pages
-// from `iova` to `pa`, built like a driver would in DMA memory.
-uint64_t build_tables(uint64_t iova, uint64_t pa, unsigned pages) {
-  phys_addr_t tables[4];
-  uint64_t* va[4];
-  for (int l = 0; l < 4; ++l) va[l] = static_cast<uint64_t*>(hal_dma_alloc(4096, 4096, &tables[l]));
-  for (int l = 0; l < 3; ++l) va[l][(iova >> (39 - 9 * l)) & 511] = tables[l + 1] | 3;  // table descriptors
-  for (unsigned i = 0; i < pages; ++i) {
-    const uint64_t page = iova + i * 4096ull;
-    // Page: AF, inner shareable, AttrIndx 0, AP[1] (EL0 access) so any access passes.
-    va[3][(page >> 12) & 511] = (pa + i * 4096ull) | 3 | (1u << 10) | (3u << 8) | (1u << 6);
-  }
-  return tables[0];
-}
-
-// What bring_up leaves for the test.
-struct SmmuSetup {
-  phys_addr_t smmu = 0;
-  uint64_t* evtq = nullptr;  // the event queue's records
-  uint32_t sid = 0;          // dma0's StreamID
-};
-
-// Bring-up in the Linux order (facts §1): a linear stream table whose STE for
-// dma0 translates stage 1 with tables at `ttb`, the event queue (2^evtq_log2
-// records), its interrupt (MSI to the interrupt controller's doorbell raising
-// `msi_line`, or the wired line), then SMMUEN.
-bool bring_up(uint64_t ttb, unsigned evtq_log2, unsigned msi_line, SmmuSetup* out) {
-  const phys_addr_t smmu = hal_smmu().base;
-  struct hal_device_info dev;
-  if (!smmu || hal_device_find("dma0", &dev) != 0) return false;
-  phys_addr_t strtab, cd_pa, evtq;
-  auto* ste_mem = static_cast<uint64_t*>(hal_dma_alloc(64 * 64, 4096, &strtab));
-  auto* cd_mem = static_cast<uint64_t*>(hal_dma_alloc(64, 64, &cd_pa));
-  out->evtq = static_cast<uint64_t*>(hal_dma_alloc(32u << evtq_log2, 4096, &evtq));
-  out->smmu = smmu;
-  out->sid = dev.stream_id;
-
-  smmu::DecodedCd cd;
-  cd.t0sz = 16;
-  cd.granule = smmu::Granule::k4K;
-  cd.ips_bits = 48;
-  cd.asid = 1;
-  cd.ttb0 = ttb;
-  const smmu::CdWords cdw = smmu::encode_cd(cd);
-  std::memcpy(cd_mem, cdw.data(), sizeof cdw);
-  smmu::DecodedSte ste;
-  ste.config = smmu::ste::kS1Trans;
-  ste.s1_context_ptr = cd_pa;
-  const smmu::SteWords stw = smmu::encode_ste(ste);
-  std::memcpy(ste_mem + dev.stream_id * 8, stw.data(), sizeof stw);
-  hal_barrier(HAL_BARRIER_DSB);
-
-  hal_write32(smmu + reg::kCr0, 0);
-  wait_ack(reg::kCr0Ack, 0, smmu);
-  hal_write64(smmu + reg::kStrtabBase, strtab);
-  hal_write32(smmu + reg::kStrtabBaseCfg, reg::strtab_base_cfg::kLog2Size.place(6));
-  hal_write64(smmu + reg::kEventqBase, evtq | reg::queue_base::kLog2Size.place(evtq_log2));
-  hal_write32(smmu + reg::kEventqProd, 0);
-  hal_write32(smmu + reg::kEventqCons, 0);
-  if (msi_line) {
-    hal_write64(smmu + reg::kEventqIrqCfg0, hal_msi_doorbell());
-    hal_write32(smmu + reg::kEventqIrqCfg1, msi_line);
-  }
-  const uint32_t evtqen = reg::cr0::kEventqEn.mask32();
-  hal_write32(smmu + reg::kCr0, evtqen);
-  wait_ack(reg::kCr0Ack, evtqen, smmu);
-  if (hal_irq_register(msi_line ? msi_line : 64, on_eventq_irq, nullptr) != 0) return false;
-  hal_write32(smmu + reg::kIrqCtrl, reg::irq_ctrl::kEventqIrqEn.mask32());
-  wait_ack(reg::kIrqCtrlAck, reg::irq_ctrl::kEventqIrqEn.mask32(), smmu);
-  const uint32_t on = evtqen | reg::cr0::kSmmuEn.mask32();
-  hal_write32(smmu + reg::kCr0, on);
-  wait_ack(reg::kCr0Ack, on, smmu);
-  return true;
-}
-
 int smmu_driver_main(void) {
   const phys_addr_t smmu_base = hal_smmu().base;
   g.idr0 = hal_read32(smmu_base + reg::kIdr0);
@@ -124,7 +44,10 @@ int smmu_driver_main(void) {
   const phys_addr_t src_pa = buf_pa, dst_pa = buf_pa + kBytes;
   for (uint32_t i = 0; i < kBytes; ++i) buf[i] = static_cast<uint8_t>(i * 13 + 1);
   SmmuSetup setup;
-  if (!bring_up(build_tables(kIova, buf_pa, 2 * kBytes / 4096), 4, 0, &setup)) return 1;
+  BringUp b;
+  b.ttb = build_tables(kIova, buf_pa, 2 * kBytes / 4096);
+  b.eventq_handler = on_eventq_irq;
+  if (!bring_up(b, &setup)) return 1;
   const phys_addr_t smmu = setup.smmu;
   uint64_t* evtq_mem = setup.evtq;
 
@@ -160,7 +83,12 @@ int overflow_main(void) {
   phys_addr_t root;
   if (!hal_dma_alloc(4096, 4096, &root)) return 1;  // an empty level-0 table
   SmmuSetup setup;
-  if (!bring_up(root, 1, 70, &setup)) return 1;
+  BringUp b;
+  b.ttb = root;
+  b.evtq_log2 = 1;
+  b.msi_line = 70;
+  b.eventq_handler = on_eventq_irq;
+  if (!bring_up(b, &setup)) return 1;
   struct dma_engine dma;
   if (dma_engine_probe(&dma, "dma0") != 0) return 1;
   auto fault_once = [&](uint64_t iova) {

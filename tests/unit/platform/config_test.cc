@@ -588,7 +588,8 @@ namespace {
 
 // ---- platform.smmu
 
-const char* kWithSmmu = R"({"platform": {"smmu": {"base": "0x09000000", "eventq_irq": 64, "gerror_irq": 65}}})";
+const char* kWithSmmu =
+    R"({"platform": {"smmu": {"base": "0x09000000", "eventq_irq": 64, "gerror_irq": 65, "sync_irq": 66}}})";
 
 TEST(RunConfigSmmu, AbsentByDefaultPresentWhenGiven) {
   EXPECT_FALSE(build(base_doc()).has_smmu);
@@ -627,7 +628,7 @@ TEST(RunConfigSmmu, Errors) {
                        {"platform.smmu.base=\"0x10000000\""}));
   EXPECT_TRUE(fails_at(patched(kWithSmmu), "/platform/smmu/features/bogus", {"unknown key"},
                        {"platform.smmu.features.bogus=1"}));
-  EXPECT_TRUE(fails_at(patched(R"({"platform": {"smmu": {"eventq_irq": 1, "gerror_irq": 2}}})"),
+  EXPECT_TRUE(fails_at(patched(R"({"platform": {"smmu": {"eventq_irq": 1, "gerror_irq": 2, "sync_irq": 3}}})"),
                        "/platform/smmu/base", {"required"}));
 }
 

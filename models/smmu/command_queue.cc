@@ -1,0 +1,153 @@
+#include "smmu/command_queue.h"
+
+#include <algorithm>
+
+#include "common/tlm_time.h"
+
+namespace smmu_vp::smmu {
+
+CommandQueueConsumer::CommandQueueConsumer(sc_core::sc_module_name name, SmmuRegisterFile& regs, MemoryPort& mem,
+                                           CommandExecutor& executor, const SmmuFeatures& features,
+                                           const CommandQueueTiming& timing, Hooks hooks, StatsRegistry& stats,
+                                           const std::string& p, TraceSink* trace)
+    : sc_module(name),
+      regs_(regs),
+      mem_(mem),
+      executor_(executor),
+      features_(features),
+      timing_(timing),
+      hooks_(std::move(hooks)),
+      trace_(trace),
+      track_(p),
+      lanes_(p + ".lanes", std::max(1u, timing.lanes)),
+      fetches_(stats.counter(p + ".fetches")),
+      commands_(stats.counter(p + ".commands")),
+      syncs_(stats.counter(p + ".syncs")),
+      errors_ill_(stats.counter(p + ".errors.CERROR_ILL")),
+      errors_abt_(stats.counter(p + ".errors.CERROR_ABT")),
+      occupancy_(stats.histogram(p + ".occupancy", "entries", 1.0)),
+      latency_(stats.histogram(p + ".command_latency_ns", "ns", 1000.0)),
+      sync_latency_(stats.histogram(p + ".sync_latency_ns", "ns", 1000.0)) {
+  SC_THREAD(run);
+}
+
+void CommandQueueConsumer::prod_written(uint32_t old_prod, uint32_t new_prod) {
+  // Remember when each newly visible slot was published, for latencies.
+  const unsigned log2 = regs_.cmdq_log2size();
+  if (issued_at_.size() != (1u << log2)) issued_at_.assign(1u << log2, 0);
+  QueueIndex i(log2, old_prod);
+  const QueueIndex end(log2, new_prod);
+  const Ps now = now_ps();
+  for (uint32_t n = 0; i != end && n < i.entries(); ++n, i = i.advanced()) issued_at_[i.index()] = now;
+  kick_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void CommandQueueConsumer::run() {
+  for (;;) {
+    sc_core::wait(kick_);
+    consume();
+  }
+}
+
+Ps CommandQueueConsumer::cost_of(const ExecResult& r) const {
+  // A scan costs per entry of the main TLB; micro-TLB copies go with it.
+  const double scanned = static_cast<double>(r.tlb_entries - r.micro_tlb_entries);
+  switch (r.cls) {
+    case CommandClass::kCfgi: return ns_to_ps(timing_.cfgi_ns);
+    case CommandClass::kTlbi:
+      return ns_to_ps(timing_.tlbi_ns + timing_.tlbi_per_entry_ns * scanned);
+    case CommandClass::kTlbiRange:
+      return ns_to_ps(timing_.tlbi_range_ns + timing_.tlbi_per_entry_ns * scanned);
+    case CommandClass::kPrefetch: return ns_to_ps(timing_.prefetch_ns);
+    case CommandClass::kSync: return ns_to_ps(timing_.sync_ns);
+    default: return ns_to_ps(timing_.other_ns);
+  }
+}
+
+void CommandQueueConsumer::stop_with_error(uint32_t cerror, const char* why) {
+  (cerror == reg::cerror::kIll ? errors_ill_ : errors_abt_).add();
+  if (trace_) trace_->instant(track_, why, now_ps(), {{"cons", regs_.cmdq_cons().value()}});
+  // IHI 0070 7.1: CONS stays on the failing command; GERROR.CMDQ_ERR
+  // becomes active and consumption stops until software acknowledges it.
+  if (regs_.set_cmdq_error(cerror)) hooks_.raise_gerror(reg::gerror::kCmdqErr.mask32(), now_ps());
+}
+
+// IHI 0070 4.7.3: the SYNC completes after every earlier command, and every
+// translation that could use state they invalidated; then CONS passes it and
+// its completion is signalled as CS says.
+void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
+  const Ps now = now_ps();
+  Ps done = std::max(now, last_completion_);
+  if (hooks_.translations_drained) done = std::max(done, hooks_.translations_drained(now));
+  done += ns_to_ps(timing_.sync_ns);
+  sc_core::wait(ps_to_sc(done - now));
+  regs_.set_cmdq_cons(regs_.cmdq_cons().advanced().value());
+  syncs_.add();
+  sync_latency_.record(done - issued);
+  latency_.record(done - issued);
+  switch (sync.cs) {
+    case SyncCs::kIrq:
+      if (features_.msi) {
+        if (sync.msi_addr == 0) break;  // IHI 0070 4.7.3: no MSI without an address
+        Ps wrote;
+        const uint32_t data = sync.msi_data;
+        // A failed MSI write is GERROR.MSI_CMDQ_ABT_ERR (IHI 0070 7.5).
+        if (!mem_.write(sync.msi_addr, &data, 4, done, &wrote))
+          hooks_.raise_gerror(reg::gerror::kMsiCmdqAbtErr.mask32(), done);
+      } else if (hooks_.sync_wired_irq) {
+        hooks_.sync_wired_irq(done);
+      }
+      break;
+    case SyncCs::kSev:
+      if (hooks_.send_event) hooks_.send_event();
+      break;
+    default: break;
+  }
+  if (trace_) trace_->span(track_, "CMD_SYNC", issued, done - issued);
+}
+
+void CommandQueueConsumer::consume() {
+  for (;;) {
+    if (!regs_.cmdqen() || (regs_.gerror_active() & reg::gerror::kCmdqErr.mask32())) return;
+    const QueueIndex prod = regs_.cmdq_prod(), cons = regs_.cmdq_cons();
+    if (queue_empty(prod, cons)) return;
+    if (issued_at_.size() != cons.entries()) issued_at_.assign(cons.entries(), now_ps());
+    lanes_.retire(now_ps());
+
+    // One read of as many commands as are there, up to the batch, without
+    // wrapping within a read.
+    const uint32_t used = queue_used(prod, cons);
+    occupancy_.record(used);
+    const uint32_t n = std::min({std::max(1u, timing_.fetch_batch), used, cons.entries() - cons.index()});
+    std::vector<uint64_t> words(2 * n);
+    Ps fetched;
+    fetches_.add();
+    const uint64_t addr = regs_.cmdq_base_addr() + static_cast<uint64_t>(cons.index()) * 16;
+    const bool ok = mem_.read(addr, words.data(), n * 16, now_ps(), &fetched);
+    sc_core::wait(ps_to_sc(fetched - now_ps()));
+    if (!ok) return stop_with_error(reg::cerror::kAbt, "CERROR_ABT");
+
+    for (uint32_t i = 0; i < n; ++i) {
+      const QueueIndex at = regs_.cmdq_cons();
+      const Ps issued = issued_at_[at.index()];
+      sc_core::wait(ps_to_sc(ns_to_ps(timing_.decode_ns)));
+      const CommandDecode d = decode_command({words[2 * i], words[2 * i + 1]}, features_);
+      if (!d.ok()) return stop_with_error(reg::cerror::kIll, "CERROR_ILL");
+      commands_.add();
+      if (d.command.opcode == Opcode::kCmdSync) {
+        complete_sync(d.command, issued);
+        continue;
+      }
+      // The effect on the caches is immediate; the lane says when the
+      // command has completed, which is what a later SYNC waits for.
+      const ExecResult r = executor_.execute(d.command);
+      const Resource::Grant g = lanes_.reserve(now_ps(), cost_of(r));
+      last_completion_ = std::max(last_completion_, g.end);
+      latency_.record(g.end - issued);
+      regs_.set_cmdq_cons(at.advanced().value());
+      if (trace_) trace_->span(track_, opcode_name(d.command.opcode), g.start, g.end - g.start);
+    }
+  }
+}
+
+}  // namespace smmu_vp::smmu

@@ -1,0 +1,96 @@
+// The SMMU's command queue consumer (IHI 0070 3.5, 4): a process that wakes
+// when software moves CMDQ_PROD, fetches commands from memory in batches
+// through the SMMU's downstream port, executes them in order on a number of
+// execution lanes, and completes CMD_SYNCs. Errors stop consumption with
+// CMDQ_CONS.ERR and GERROR.CMDQ_ERR until software acknowledges them.
+//
+// Timing (all in CommandQueueTiming, documented in docs/smmu.md): a fetch is a
+// real memory read of up to `fetch_batch` commands; each command costs
+// `decode_ns` to decode, then occupies an execution lane for its class's cost.
+// TLBI costs either a fixed time (the broadcast to TBUs) or that time plus
+// `tlbi_per_entry_ns` for every TLB entry it removed (a scan), as configured.
+// A range TLBI costs `tlbi_range_ns` whatever the range. A CMD_SYNC completes
+// when every earlier command has left its lane and every translation that
+// started before it has finished (so none can still use an invalidated entry),
+// plus `sync_ns`; only then does CMDQ_CONS move past it.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include <systemc>
+
+#include "common/resource.h"
+#include "common/stats.h"
+#include "common/trace.h"
+#include "smmu/command_executor.h"
+#include "smmu/commands.h"
+#include "smmu/features.h"
+#include "smmu/memory_port.h"
+#include "smmu/register_file.h"
+
+namespace smmu_vp::smmu {
+
+struct CommandQueueTiming {
+  unsigned fetch_batch = 8;        // commands per fetch read
+  double decode_ns = 1.0;          // per command, before it goes to a lane
+  double cfgi_ns = 20.0;           // CFGI_*
+  double tlbi_ns = 40.0;           // TLBI_* by ASID/VA/VMID/ALL
+  double tlbi_per_entry_ns = 0.0;  // extra per TLB entry removed (0: fixed cost)
+  double tlbi_range_ns = 60.0;     // a range TLBI (TG != 0), whatever its size
+  double sync_ns = 10.0;           // CMD_SYNC, after what it waits for
+  double prefetch_ns = 5.0;        // PREFETCH_*
+  double other_ns = 10.0;          // ATC_INV and the rest
+  unsigned lanes = 1;              // commands executing at once
+};
+
+class CommandQueueConsumer : public sc_core::sc_module {
+ public:
+  struct Hooks {
+    std::function<void(uint32_t gerror_bits, Ps at)> raise_gerror;
+    std::function<void(Ps at)> sync_wired_irq;      // CS = SIG_IRQ without MSI support
+    std::function<void()> send_event;                // CS = SIG_SEV
+    std::function<Ps(Ps t)> translations_drained;    // when translations begun by t have finished
+  };
+
+  SC_HAS_PROCESS(CommandQueueConsumer);
+  CommandQueueConsumer(sc_core::sc_module_name name, SmmuRegisterFile& regs, MemoryPort& mem,
+                       CommandExecutor& executor, const SmmuFeatures& features, const CommandQueueTiming& timing,
+                       Hooks hooks, StatsRegistry& stats, const std::string& stats_prefix, TraceSink* trace);
+
+  // Register writes that may let the consumer go on: a new CMDQ_PROD, an
+  // acknowledged error (GERRORN), the queue being enabled (CR0.CMDQEN).
+  void prod_written(uint32_t old_prod, uint32_t new_prod);
+  void wake() { kick_.notify(sc_core::SC_ZERO_TIME); }
+
+ private:
+  void run();
+  // Consumes until the queue is empty, disabled or in error.
+  void consume();
+  Ps cost_of(const ExecResult& r) const;
+  void complete_sync(const Command& sync, Ps issued);
+  void stop_with_error(uint32_t cerror, const char* why);
+
+  SmmuRegisterFile& regs_;
+  MemoryPort& mem_;
+  CommandExecutor& executor_;
+  SmmuFeatures features_;
+  CommandQueueTiming timing_;
+  Hooks hooks_;
+  TraceSink* trace_;
+  std::string track_;
+  sc_core::sc_event kick_;
+  Resource lanes_;
+  Ps last_completion_ = 0;
+  std::vector<Ps> issued_at_;  // per queue slot: when PROD made it visible
+  Counter& fetches_;
+  Counter& commands_;
+  Counter& syncs_;
+  Counter& errors_ill_;
+  Counter& errors_abt_;
+  Histogram& occupancy_;
+  Histogram& latency_;
+  Histogram& sync_latency_;
+};
+
+}  // namespace smmu_vp::smmu
