@@ -17,6 +17,11 @@
 //   BM_SmmuAccess_Walk4Level                 the same read, SMMUEN = 1, missing the TLB
 //                                            and the walk cache: a 4-level walk (4K
 //                                            granule, T0SZ 16) every access
+//   BM_SmmuCmdq_TlbiVaSync/<N>               core 0 submits N TLBI_NH_VA (ASID 1, leaf,
+//                                            distinct VAs) and one CMD_SYNC (SIG_NONE)
+//                                            to the SMMU's command queue (2^8 entries)
+//                                            and polls CMDQ_CONS until it reaches PROD;
+//                                            items = commands (N + 1 per batch)
 //
 // Counters next to the wall time ("Time", per iteration):
 //   sim_ns        simulated time per iteration (for the hops: the latency the
@@ -25,6 +30,8 @@
 //   mmio/xfer     MMIO accesses the core made per DMA transfer (programming,
 //                 polls, acknowledgement)
 //   ptw_reads     (SMMU accesses) page-table descriptors read per access
+//   sim_ns/cmd    (command queue) simulated time per command, submission to
+//                 CONS reaching PROD, from hal_now_ns
 //
 // The SMMU accesses come from a bench-only master ("bench_smmu_probe", bound to
 // smmu.upstream next to the DMA engines' ports) that tags its payload with
@@ -74,6 +81,7 @@
 #include "drivers/dma/dma_engine.h"
 #include "hal/hal.h"
 #include "platform.h"
+#include "smmu/commands.h"
 #include "smmu/descriptors.h"
 #include "smmu/registers.h"
 
@@ -583,6 +591,87 @@ void BM_SmmuAccess_Untranslated(benchmark::State& state) { smmu_access(state, Sm
 void BM_SmmuAccess_TlbHit(benchmark::State& state) { smmu_access(state, SmmuCase::kTlbHit); }
 void BM_SmmuAccess_Walk4Level(benchmark::State& state) { smmu_access(state, SmmuCase::kWalk4Level); }
 
+// ---- (e) the SMMU's command queue
+
+constexpr unsigned kCmdqLog2 = 8;  // 2^8 commands: the largest batch (63 + SYNC) fits
+
+// The command queue, in DMA memory; allocated once, (re)programmed with
+// PROD = CONS = 0 and enabled (CMDQEN only) at the start of each run of the
+// benchmark, disabled again at its end so that the access benchmarks find
+// CR0 as smmu_cr0 leaves it.
+uint64_t* g_cmdq = nullptr;
+phys_addr_t g_cmdq_pa = 0;
+
+void BM_SmmuCmdq_TlbiVaSync(benchmark::State& state) {
+  if (const std::string& e = smmu_setup(); !e.empty()) {
+    state.SkipWithError(e.c_str());
+    return;
+  }
+  if (!g_cmdq) g_cmdq = static_cast<uint64_t*>(hal_dma_alloc(16u << kCmdqLog2, 4096, &g_cmdq_pa));
+  if (!g_cmdq) {
+    state.SkipWithError("hal_dma_alloc failed");
+    return;
+  }
+  const phys_addr_t regs = g_smmu.regs;
+  const unsigned n_tlbi = static_cast<unsigned>(state.range(0));
+  const uint32_t slot_mask = (1u << kCmdqLog2) - 1;
+  const uint32_t idx_mask = (2u << kCmdqLog2) - 1;  // index and wrap bit
+  smmu_cr0(0);
+  hal_write64(regs + reg::kCmdqBase, g_cmdq_pa | reg::queue_base::kLog2Size.place(kCmdqLog2));
+  hal_write32(regs + reg::kCmdqProd, 0);
+  hal_write32(regs + reg::kCmdqCons, 0);
+  smmu_cr0(reg::cr0::kCmdqEn.mask32());
+
+  const uint64_t tlbi0 = smmu_counter("cmdq.executed.CMD_TLBI_NH_VA");
+  const uint64_t sync0 = smmu_counter("cmdq.syncs");
+  const auto sync = smmu_vp::smmu::cmd_sync(smmu_vp::smmu::SyncCs::kNone);
+  uint32_t prod = 0;
+  uint64_t va = 0x4000'0000;
+  bool ok = true;
+  auto put = [&](const smmu_vp::smmu::CommandWords& c) {
+    uint64_t* slot = g_cmdq + 2 * (prod & slot_mask);
+    slot[0] = c[0];
+    slot[1] = c[1];
+    prod = (prod + 1) & idx_mask;
+  };
+  const uint64_t t0 = hal_now_ns();
+  for (auto _ : state) {
+    for (unsigned i = 0; i < n_tlbi; ++i) {
+      put(smmu_vp::smmu::cmd_tlbi_nh_va(1, 0, va, true));
+      va += 4096;
+    }
+    put(sync);
+    hal_barrier(HAL_BARRIER_DSB);
+    hal_write32(regs + reg::kCmdqProd, prod);
+    while ((hal_read32(regs + reg::kCmdqCons) & idx_mask) != prod) {
+      const uint32_t active = hal_read32(regs + reg::kGerror) ^ hal_read32(regs + reg::kGerrorn);
+      if (active & reg::gerror::kCmdqErr.mask32()) {
+        ok = false;
+        break;
+      }
+      hal_cpu_relax();
+    }
+    if (!ok) break;
+  }
+  const uint64_t t1 = hal_now_ns();
+  smmu_cr0(0);
+
+  const uint64_t iters = state.iterations();
+  const uint64_t cmds = iters * (n_tlbi + 1);
+  if (!ok) {
+    state.SkipWithError("the command queue stopped on an error");
+    return;
+  }
+  if (smmu_counter("cmdq.executed.CMD_TLBI_NH_VA") - tlbi0 != iters * n_tlbi ||
+      smmu_counter("cmdq.syncs") - sync0 != iters) {
+    state.SkipWithError("the SMMU did not execute every command submitted");
+    return;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(cmds));
+  if (cmds == 0) return;
+  state.counters["sim_ns/cmd"] = static_cast<double>(t1 - t0) / static_cast<double>(cmds);
+}
+
 BENCHMARK(BM_HalRead64_Dram)->UseRealTime();
 BENCHMARK(BM_HalWrite64_Dram)->UseRealTime();
 BENCHMARK(BM_HalRead32_Mmio)->UseRealTime();
@@ -601,6 +690,7 @@ BENCHMARK(BM_TlmHop_RouterDram)->UseRealTime();
 BENCHMARK(BM_SmmuAccess_Untranslated)->UseRealTime();
 BENCHMARK(BM_SmmuAccess_TlbHit)->UseRealTime();
 BENCHMARK(BM_SmmuAccess_Walk4Level)->UseRealTime();
+BENCHMARK(BM_SmmuCmdq_TlbiVaSync)->ArgName("N")->Arg(1)->Arg(15)->Arg(63)->UseRealTime();
 
 int bench_main(void) {
   benchmark::RunSpecifiedBenchmarks();

@@ -106,5 +106,41 @@ TEST(SmmuCmdq, TlbiSyncMsiSevAndErrorRecovery) {
   EXPECT_GE(t.counter("cpus.cpu0.wfe_sleep_ps"), 1u);
 }
 
+uint32_t g_abt_cons, g_abt_gerror;
+
+// A command queue in memory that does not exist: the fetch aborts.
+int fetch_abort_main(void) {
+  phys_addr_t root;
+  if (!hal_dma_alloc(4096, 4096, &root)) return 1;
+  BringUp b;
+  b.ttb = root;
+  SmmuSetup s;
+  if (!bring_up(b, &s)) return 1;
+  const uint32_t cr0 = hal_read32(s.smmu + reg::kCr0);
+  hal_write32(s.smmu + reg::kCr0, cr0 & ~reg::cr0::kCmdqEn.mask32());
+  wait_ack(reg::kCr0Ack, cr0 & ~reg::cr0::kCmdqEn.mask32(), s.smmu);
+  hal_write64(s.smmu + reg::kCmdqBase, 0x4000'0000ull | reg::queue_base::kLog2Size.place(4));  // unmapped
+  hal_write32(s.smmu + reg::kCmdqProd, 0);
+  hal_write32(s.smmu + reg::kCmdqCons, 0);
+  hal_write32(s.smmu + reg::kCr0, cr0 | reg::cr0::kCmdqEn.mask32());
+  wait_ack(reg::kCr0Ack, cr0 | reg::cr0::kCmdqEn.mask32(), s.smmu);
+  hal_write32(s.smmu + reg::kCmdqProd, 1);
+  while (!((hal_read32(s.smmu + reg::kGerror) ^ hal_read32(s.smmu + reg::kGerrorn)) & reg::gerror::kCmdqErr.mask32()))
+    hal_cpu_relax();
+  g_abt_cons = hal_read32(s.smmu + reg::kCmdqCons);
+  g_abt_gerror = hal_read32(s.smmu + reg::kGerror);
+  return 0;
+}
+const hal_app fetch_abort = {"fetch_abort", "command queue in unmapped memory", fetch_abort_main, nullptr};
+
+TEST(SmmuCmdq, FetchAbortIsCerrorAbt) {
+  const TestRun t = run(scenario({{{"app", "fetch_abort"}, {"cores", {0}}}}), {&fetch_abort});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(reg::queue_cons::kErr.get(g_abt_cons), reg::cerror::kAbt);
+  EXPECT_EQ(reg::queue_cons::kRd.get(g_abt_cons), 0u);  // CONS stays on the command it could not fetch
+  EXPECT_TRUE(g_abt_gerror & reg::gerror::kCmdqErr.mask32());
+  EXPECT_EQ(t.counter("smmu.cmdq.errors.CERROR_ABT"), 1u);
+}
+
 }  // namespace
 }  // namespace smmu_vp::test
