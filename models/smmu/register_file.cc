@@ -286,7 +286,8 @@ void SmmuRegisterFile::write32(uint64_t off, uint32_t v) {
     case kCr1: {  // 6.3.11: TABLE_* guarded by SMMUEN, QUEUE_* by every queue enable
       const uint32_t table = m32(cr1::kTableSh) | m32(cr1::kTableOc) | m32(cr1::kTableIc);
       const uint32_t queue = m32(cr1::kQueueSh) | m32(cr1::kQueueOc) | m32(cr1::kQueueIc);
-      // TODO(ECMDQ): QUEUE_* are also guarded by every ECMDQ_PROD<n>.EN/ENACK.
+      // With ECMDQ modelled, every ECMDQ_PROD<n>.EN/ENACK will guard QUEUE_* too;
+      // the queues are registers only so far, so CMDQEN and EVTQEN guard them.
       const bool queues_on = cmdqen_guard() || evtqen_guard();
       apply(cr1_, v, table | queue, (smmuen_guard() ? 0u : table) | (queues_on ? 0u : queue));
       return;
