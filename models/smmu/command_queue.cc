@@ -6,8 +6,8 @@
 
 namespace smmu_vp::smmu {
 
-CommandQueueConsumer::CommandQueueConsumer(sc_core::sc_module_name name, SmmuRegisterFile& regs, MemoryPort& mem,
-                                           CommandExecutor& executor, const SmmuFeatures& features,
+CommandQueueConsumer::CommandQueueConsumer(sc_core::sc_module_name name, CommandQueueRegs& regs, MemoryPort& mem,
+                                           CommandExecutor& executor, Resource& lanes, const SmmuFeatures& features,
                                            const CommandQueueTiming& timing, Hooks hooks, StatsRegistry& stats,
                                            const std::string& p, TraceSink* trace)
     : sc_module(name),
@@ -19,7 +19,7 @@ CommandQueueConsumer::CommandQueueConsumer(sc_core::sc_module_name name, SmmuReg
       hooks_(std::move(hooks)),
       trace_(trace),
       track_(p),
-      lanes_(p + ".lanes", std::max(1u, timing.lanes)),
+      lanes_(lanes),
       fetches_(stats.counter(p + ".fetches")),
       commands_(stats.counter(p + ".commands")),
       syncs_(stats.counter(p + ".syncs")),
@@ -33,7 +33,7 @@ CommandQueueConsumer::CommandQueueConsumer(sc_core::sc_module_name name, SmmuReg
 
 void CommandQueueConsumer::prod_written(uint32_t old_prod, uint32_t new_prod) {
   // Remember when each newly visible slot was published, for latencies.
-  const unsigned log2 = regs_.cmdq_log2size();
+  const unsigned log2 = regs_.prod().log2size();
   if (issued_at_.size() != (1u << log2)) issued_at_.assign(1u << log2, 0);
   QueueIndex i(log2, old_prod);
   const QueueIndex end(log2, new_prod);
@@ -66,10 +66,10 @@ Ps CommandQueueConsumer::cost_of(const ExecResult& r) const {
 
 void CommandQueueConsumer::stop_with_error(uint32_t cerror, const char* why) {
   (cerror == reg::cerror::kIll ? errors_ill_ : errors_abt_).add();
-  if (trace_) trace_->instant(track_, why, now_ps(), {{"cons", regs_.cmdq_cons().value()}});
-  // IHI 0070 7.1: CONS stays on the failing command; GERROR.CMDQ_ERR
-  // becomes active and consumption stops until software acknowledges it.
-  if (regs_.set_cmdq_error(cerror)) hooks_.raise_gerror(reg::gerror::kCmdqErr.mask32(), now_ps());
+  if (trace_) trace_->instant(track_, why, now_ps(), {{"cons", regs_.cons().value()}});
+  // IHI 0070 7.1: CONS stays on the failing command; the error becomes
+  // visible in GERROR and consumption stops until software acknowledges it.
+  if (const uint32_t gerror_bit = regs_.raise_error(cerror)) hooks_.raise_gerror(gerror_bit, now_ps());
 }
 
 // IHI 0070 4.7.3: the SYNC completes after every earlier command, and every
@@ -81,7 +81,7 @@ void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
   if (hooks_.translations_drained) done = std::max(done, hooks_.translations_drained(now));
   done += ns_to_ps(timing_.sync_ns);
   sc_core::wait(ps_to_sc(done - now));
-  regs_.set_cmdq_cons(regs_.cmdq_cons().advanced().value());
+  regs_.set_cons(regs_.cons().advanced().value());
   syncs_.add();
   sync_latency_.record(done - issued);
   latency_.record(done - issued);
@@ -108,8 +108,8 @@ void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
 
 void CommandQueueConsumer::consume() {
   for (;;) {
-    if (!regs_.cmdqen() || (regs_.gerror_active() & reg::gerror::kCmdqErr.mask32())) return;
-    const QueueIndex prod = regs_.cmdq_prod(), cons = regs_.cmdq_cons();
+    if (!regs_.enabled() || regs_.stopped()) return;
+    const QueueIndex prod = regs_.prod(), cons = regs_.cons();
     if (queue_empty(prod, cons)) return;
     if (issued_at_.size() != cons.entries()) issued_at_.assign(cons.entries(), now_ps());
     lanes_.retire(now_ps());
@@ -122,13 +122,13 @@ void CommandQueueConsumer::consume() {
     std::vector<uint64_t> words(2 * n);
     Ps fetched;
     fetches_.add();
-    const uint64_t addr = regs_.cmdq_base_addr() + static_cast<uint64_t>(cons.index()) * 16;
+    const uint64_t addr = regs_.base() + static_cast<uint64_t>(cons.index()) * 16;
     const bool ok = mem_.read(addr, words.data(), n * 16, now_ps(), &fetched);
     sc_core::wait(ps_to_sc(fetched - now_ps()));
     if (!ok) return stop_with_error(reg::cerror::kAbt, "CERROR_ABT");
 
     for (uint32_t i = 0; i < n; ++i) {
-      const QueueIndex at = regs_.cmdq_cons();
+      const QueueIndex at = regs_.cons();
       const Ps issued = issued_at_[at.index()];
       sc_core::wait(ps_to_sc(ns_to_ps(timing_.decode_ns)));
       const CommandDecode d = decode_command({words[2 * i], words[2 * i + 1]}, features_);
@@ -144,7 +144,9 @@ void CommandQueueConsumer::consume() {
       const Resource::Grant g = lanes_.reserve(now_ps(), cost_of(r));
       last_completion_ = std::max(last_completion_, g.end);
       latency_.record(g.end - issued);
-      regs_.set_cmdq_cons(at.advanced().value());
+      // Dispatching waits for a free lane; queues sharing the lanes take turns.
+      sc_core::wait(ps_to_sc(g.start - now_ps()));
+      regs_.set_cons(at.advanced().value());
       if (trace_) trace_->span(track_, opcode_name(d.command.opcode), g.start, g.end - g.start);
     }
   }

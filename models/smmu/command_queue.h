@@ -27,9 +27,25 @@
 #include "smmu/commands.h"
 #include "smmu/features.h"
 #include "smmu/memory_port.h"
-#include "smmu/register_file.h"
+#include "smmu/registers.h"
 
 namespace smmu_vp::smmu {
+
+// The registers of one command queue as the consumer sees them: the main
+// CMDQ (SMMU_CMDQ_*) or one ECMDQ interface.
+class CommandQueueRegs {
+ public:
+  virtual ~CommandQueueRegs() = default;
+  virtual bool enabled() const = 0;
+  virtual bool stopped() const = 0;  // an error software has not acknowledged
+  virtual uint64_t base() const = 0;
+  virtual QueueIndex prod() const = 0;
+  virtual QueueIndex cons() const = 0;
+  virtual void set_cons(uint32_t index) = 0;
+  // Records a command error (reg::cerror) and returns the GERROR bit that
+  // reports it, or 0 when an error was pending already.
+  virtual uint32_t raise_error(uint32_t cerror) = 0;
+};
 
 struct CommandQueueTiming {
   unsigned fetch_batch = 8;        // commands per fetch read
@@ -54,12 +70,14 @@ class CommandQueueConsumer : public sc_core::sc_module {
   };
 
   SC_HAS_PROCESS(CommandQueueConsumer);
-  CommandQueueConsumer(sc_core::sc_module_name name, SmmuRegisterFile& regs, MemoryPort& mem,
-                       CommandExecutor& executor, const SmmuFeatures& features, const CommandQueueTiming& timing,
-                       Hooks hooks, StatsRegistry& stats, const std::string& stats_prefix, TraceSink* trace);
+  // `lanes` are the execution lanes, shared by every queue of the SMMU.
+  CommandQueueConsumer(sc_core::sc_module_name name, CommandQueueRegs& regs, MemoryPort& mem,
+                       CommandExecutor& executor, Resource& lanes, const SmmuFeatures& features,
+                       const CommandQueueTiming& timing, Hooks hooks, StatsRegistry& stats,
+                       const std::string& stats_prefix, TraceSink* trace);
 
-  // Register writes that may let the consumer go on: a new CMDQ_PROD, an
-  // acknowledged error (GERRORN), the queue being enabled (CR0.CMDQEN).
+  // Register writes that may let the consumer go on: a new PROD, an
+  // acknowledged error, the queue being enabled.
   void prod_written(uint32_t old_prod, uint32_t new_prod);
   void wake() { kick_.notify(sc_core::SC_ZERO_TIME); }
 
@@ -71,7 +89,7 @@ class CommandQueueConsumer : public sc_core::sc_module {
   void complete_sync(const Command& sync, Ps issued);
   void stop_with_error(uint32_t cerror, const char* why);
 
-  SmmuRegisterFile& regs_;
+  CommandQueueRegs& regs_;
   MemoryPort& mem_;
   CommandExecutor& executor_;
   SmmuFeatures features_;
@@ -80,7 +98,7 @@ class CommandQueueConsumer : public sc_core::sc_module {
   TraceSink* trace_;
   std::string track_;
   sc_core::sc_event kick_;
-  Resource lanes_;
+  Resource& lanes_;
   Ps last_completion_ = 0;
   std::vector<Ps> issued_at_;  // per queue slot: when PROD made it visible
   Counter& fetches_;

@@ -61,6 +61,45 @@ class Smmu::UntimedPort : public MemoryPort {
   tlm_utils::simple_initiator_socket<Smmu>& socket_;
 };
 
+// The main command queue's registers, for the consumer.
+class Smmu::MainCmdqRegs : public CommandQueueRegs {
+ public:
+  explicit MainCmdqRegs(SmmuRegisterFile& r) : r_(r) {}
+  bool enabled() const override { return r_.cmdqen(); }
+  bool stopped() const override { return (r_.gerror_active() & reg::gerror::kCmdqErr.mask32()) != 0; }
+  uint64_t base() const override { return r_.cmdq_base_addr(); }
+  QueueIndex prod() const override { return r_.cmdq_prod(); }
+  QueueIndex cons() const override { return r_.cmdq_cons(); }
+  void set_cons(uint32_t index) override { r_.set_cmdq_cons(index); }
+  uint32_t raise_error(uint32_t cerror) override {
+    // set_cmdq_error makes GERROR.CMDQ_ERR active itself.
+    return r_.set_cmdq_error(cerror) ? reg::gerror::kCmdqErr.mask32() : 0;
+  }
+
+ private:
+  SmmuRegisterFile& r_;
+};
+
+// One ECMDQ interface's registers: errors are per queue (CONS.ERR) and
+// reported together through GERROR.CMDQP_ERR (IHI 0070 3.5.6).
+class Smmu::EcmdqQueueRegs : public CommandQueueRegs {
+ public:
+  EcmdqQueueRegs(EcmdqRegisters& r, unsigned q) : r_(r), q_(q) {}
+  bool enabled() const override { return r_.enabled(q_); }
+  bool stopped() const override { return r_.error_pending(q_); }
+  uint64_t base() const override { return r_.base_addr(q_); }
+  QueueIndex prod() const override { return r_.prod(q_); }
+  QueueIndex cons() const override { return r_.cons(q_); }
+  void set_cons(uint32_t index) override { r_.set_cons(q_, index); }
+  uint32_t raise_error(uint32_t cerror) override {
+    return r_.raise_error(q_, cerror) ? reg::gerror::kCmdqpErr.mask32() : 0;
+  }
+
+ private:
+  EcmdqRegisters& r_;
+  unsigned q_;
+};
+
 namespace {
 std::string stat(const sc_core::sc_module& m, const char* leaf) { return std::string(m.basename()) + "." + leaf; }
 }  // namespace
@@ -77,6 +116,8 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, InterruptControl
       translator_(std::make_unique<Translator>(*mem_, cfg.features, cfg.translation, stats, basename())),
       events_(*mem_),
       executor_(*translator_, cfg.features, &stats, std::string(basename()) + ".cmdq"),
+      cmd_lanes_(std::string(basename()) + ".cmd_lanes", std::max(1u, cfg.cmdq.lanes)),
+      ecmdq_(cfg.features),
       intc_(intc),
       trace_(trace),
       reg_latency_(ps_to_sc(ns_to_ps(cfg.reg_latency_ns))),
@@ -101,8 +142,20 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, InterruptControl
     if (send_event_) send_event_();
   };
   hooks.translations_drained = [this](Ps t) { return translator_->drained_by(t); };
-  cmdq_ = std::make_unique<CommandQueueConsumer>("cmdq", regfile_, *mem_, executor_, cfg.features, cfg.cmdq,
-                                                 std::move(hooks), stats, std::string(basename()) + ".cmdq", trace);
+  cmdq_regs_ = std::make_unique<MainCmdqRegs>(regfile_);
+  cmdq_ = std::make_unique<CommandQueueConsumer>("cmdq", *cmdq_regs_, *mem_, executor_, cmd_lanes_, cfg.features,
+                                                 cfg.cmdq, hooks, stats, std::string(basename()) + ".cmdq", trace);
+  // One consumer per ECMDQ, so that a CMD_SYNC waits in its own queue only.
+  for (unsigned q = 0; q < ecmdq_.queues(); ++q) {
+    const std::string queue = "ecmdq" + std::to_string(q);
+    ecmdq_regs_.push_back(std::make_unique<EcmdqQueueRegs>(ecmdq_, q));
+    ecmdq_consumers_.push_back(std::make_unique<CommandQueueConsumer>(
+        queue.c_str(), *ecmdq_regs_.back(), *mem_, executor_, cmd_lanes_, cfg.features, cfg.cmdq, hooks, stats,
+        std::string(basename()) + "." + queue, trace));
+  }
+  ecmdq_.set_listener([this](unsigned q, uint32_t old_wr, uint32_t new_wr) {
+    ecmdq_consumers_[q]->prod_written(old_wr, new_wr);
+  });
   executor_.set_e2h_source([this]() { return regfile_.e2h(); });
   regfile_.set_listener(this);
   regs.register_b_transport(this, &Smmu::reg_transport);
@@ -124,13 +177,16 @@ void Smmu::reg_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& dela
     return;
   }
   bool ok = false;
+  // The ECMDQ interfaces in the command queue control pages, else pages 0/1.
+  const bool ecmdq = ecmdq_.contains(off);
   if (trans.is_read()) {
-    const uint64_t v = regfile_.read(off, len, &ok);
+    const uint64_t v = ecmdq ? ecmdq_.read(off, len, &ok) : regfile_.read(off, len, &ok);
     if (ok) std::memcpy(trans.get_data_ptr(), &v, len);
   } else if (trans.is_write()) {
     uint64_t v = 0;
     std::memcpy(&v, trans.get_data_ptr(), len);
-    regfile_.write(off, len, v, &ok);
+    if (ecmdq) ecmdq_.write(off, len, v, &ok);
+    else regfile_.write(off, len, v, &ok);
   } else {
     ok = true;
   }

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -25,6 +26,7 @@
 #include "cpu/interrupt_controller.h"
 #include "smmu/command_executor.h"
 #include "smmu/command_queue.h"
+#include "smmu/ecmdq.h"
 #include "smmu/event_queue.h"
 #include "smmu/features.h"
 #include "smmu/register_file.h"
@@ -63,6 +65,8 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
  private:
   class DownstreamPort;
   class UntimedPort;
+  class MainCmdqRegs;
+  class EcmdqQueueRegs;
 
   void reg_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   void translate_transport(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -86,7 +90,12 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
   std::unique_ptr<Translator> translator_;
   EventQueueWriter events_;
   CommandExecutor executor_;
+  Resource cmd_lanes_;  // execution lanes shared by every command queue
+  std::unique_ptr<MainCmdqRegs> cmdq_regs_;
   std::unique_ptr<CommandQueueConsumer> cmdq_;
+  EcmdqRegisters ecmdq_;
+  std::vector<std::unique_ptr<EcmdqQueueRegs>> ecmdq_regs_;
+  std::vector<std::unique_ptr<CommandQueueConsumer>> ecmdq_consumers_;
   uint32_t last_cmdq_prod_ = 0;
   std::function<void()> send_event_;
   InterruptController* intc_;
