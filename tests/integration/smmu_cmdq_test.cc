@@ -106,6 +106,36 @@ TEST(SmmuCmdq, TlbiSyncMsiSevAndErrorRecovery) {
   EXPECT_GE(t.counter("cpus.cpu0.wfe_sleep_ps"), 1u);
 }
 
+uint64_t g_sync_wait_ns;
+
+// A CMD_SYNC completes only after the TLBI before it has completed.
+int slow_tlbi_main(void) {
+  phys_addr_t root;
+  if (!hal_dma_alloc(4096, 4096, &root)) return 1;
+  BringUp b;
+  b.ttb = root;
+  b.cmdq_log2 = 4;
+  SmmuSetup s;
+  if (!bring_up(b, &s)) return 1;
+  const uint64_t t0 = hal_now_ns();
+  submit(s, smmu::cmd_tlbi_nh_asid(1, 0));
+  submit(s, smmu::cmd_sync(smmu::SyncCs::kNone));
+  if (!wait_consumed(s)) return 2;
+  g_sync_wait_ns = hal_now_ns() - t0;
+  return 0;
+}
+const hal_app slow_tlbi = {"slow_tlbi", "a TLBI that takes 5 us, then a SYNC", slow_tlbi_main, nullptr};
+
+TEST(SmmuCmdq, SyncWaitsForTheTlbiBeforeIt) {
+  const TestRun t = run(scenario({{{"app", "slow_tlbi"}, {"cores", {0}}}}), {&slow_tlbi},
+                        {"platform.smmu.cmdq.tlbi_ns=5000"});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_GE(g_sync_wait_ns, 5000u);
+  const Histogram* sync = t.histogram("smmu.cmdq.sync_latency_ns");
+  ASSERT_NE(sync, nullptr);
+  EXPECT_GE(sync->min(), 5000.0);
+}
+
 uint32_t g_abt_cons, g_abt_gerror;
 
 // A command queue in memory that does not exist: the fetch aborts.

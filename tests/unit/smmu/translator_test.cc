@@ -203,6 +203,17 @@ TEST(TranslatorMicroTlb, HitsInTheMicroTlbSkipTheMainOne) {
   EXPECT_EQ(tlbs, 3u);  // main + ports 0 and 1
 }
 
+TEST_F(TranslatorTest, DrainedByCoversTranslationsThatArrivedBefore) {
+  const TranslationResult a = translate(3, 0x4000'0000, false, 1'000);  // a walk: long
+  const TranslationResult b = translate(3, 0x4000'0008, false, 900'000);  // a hit, later
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(translator_.drained_by(500), 0u);            // nothing had arrived
+  EXPECT_EQ(translator_.drained_by(1'000), a.done);      // the walk must finish first
+  EXPECT_EQ(translator_.drained_by(2'000'000), std::max(a.done, b.done));
+  translator_.retire(std::max(a.done, b.done));          // all done: nothing left to wait for
+  EXPECT_EQ(translator_.drained_by(2'000'000), 0u);
+}
+
 TEST_F(TranslatorTest, StaleCheckCountsHitsOnRemovedMappings) {
   translator_.enable_stale_check(mem_);
   const TranslationResult miss = translate(3, 0x4000'0000);
