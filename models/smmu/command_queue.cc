@@ -25,6 +25,8 @@ CommandQueueConsumer::CommandQueueConsumer(sc_core::sc_module_name name, Command
       syncs_(stats.counter(p + ".syncs")),
       errors_ill_(stats.counter(p + ".errors.CERROR_ILL")),
       errors_abt_(stats.counter(p + ".errors.CERROR_ABT")),
+      lane_waits_(stats.counter(p + ".lane_waits")),
+      lane_wait_(stats.histogram(p + ".lane_wait_ns", "ns", 1000.0)),
       occupancy_(stats.histogram(p + ".occupancy", "entries", 1.0)),
       latency_(stats.histogram(p + ".command_latency_ns", "ns", 1000.0)),
       sync_latency_(stats.histogram(p + ".sync_latency_ns", "ns", 1000.0)) {
@@ -145,6 +147,10 @@ void CommandQueueConsumer::consume() {
       last_completion_ = std::max(last_completion_, g.end);
       latency_.record(g.end - issued);
       // Dispatching waits for a free lane; queues sharing the lanes take turns.
+      if (g.waited) {
+        lane_waits_.add();
+        lane_wait_.record(g.waited);
+      }
       sc_core::wait(ps_to_sc(g.start - now_ps()));
       regs_.set_cons(at.advanced().value());
       if (trace_) trace_->span(track_, opcode_name(d.command.opcode), g.start, g.end - g.start);

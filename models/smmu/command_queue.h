@@ -106,6 +106,8 @@ class CommandQueueConsumer : public sc_core::sc_module {
   Counter& syncs_;
   Counter& errors_ill_;
   Counter& errors_abt_;
+  Counter& lane_waits_;
+  Histogram& lane_wait_;
   Histogram& occupancy_;
   Histogram& latency_;
   Histogram& sync_latency_;

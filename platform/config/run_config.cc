@@ -105,6 +105,8 @@ const std::vector<UintFeature>& uint_features() {
       {"cmdqs", &smmu::SmmuFeatures::cmdqs, 0, 19, "IDR1.CMDQS: log2 of the largest command queue."},
       {"eventqs", &smmu::SmmuFeatures::eventqs, 0, 19, "IDR1.EVENTQS: log2 of the largest event queue."},
       {"oas_bits", &smmu::SmmuFeatures::oas_bits, 32, 52, "IDR5.OAS in bits (32, 36, 40, 42, 44, 48 or 52)."},
+      {"ecmdq_log2_pages", &smmu::SmmuFeatures::ecmdq_log2_pages, 0, 8, "IDR6.CMDQ_CONTROL_PAGE_LOG2NUMP: log2 of the command queue control pages."},
+      {"ecmdq_log2_queues", &smmu::SmmuFeatures::ecmdq_log2_queues, 0, 8, "IDR6.CMDQ_CONTROL_PAGE_LOG2NUMQ: log2 of the ECMDQs per control page."},
   };
   return v;
 }
