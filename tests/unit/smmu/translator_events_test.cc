@@ -611,7 +611,6 @@ TEST_F(TranslatorEvents, WalkExternalAbortAtStage1) {
 // F_WALK_EABT on a stage 1 descriptor fetch: S2 = 0 and CLASS = TT (the
 // aborted access was a translation table fetch; IHI 0070 7.3 F_WALK_EABT).
 TEST_F(TranslatorEvents, WalkExternalAbortAtStage1HasClassTT) {
-  GTEST_SKIP() << "bug: models/smmu/translator.cc:290 reports a stage 1 F_WALK_EABT with CLASS = IN (kInput); the aborted access was a stage 1 table fetch, CLASS = TT";
   mem_.add_error_range(s1_.table_pa(0x4000'0000, 3), 4 * kKiB);
   Want w = s1_fault(EventId::kWalkEabt, 1, 0x4000'0010);
   w.cls = FaultClass::kTranslationTable;
@@ -873,7 +872,6 @@ TEST_F(TranslatorEventsNested, Stage2WalkAbortForTableAndInput) {
 }
 
 TEST_F(TranslatorEventsNested, Stage2WalkAbortForCdIsS2ClassCd) {
-  GTEST_SKIP() << "bug: models/smmu/translator.cc:197-201 sets S2/CLASS=CD for stage 2 faults on the CD fetch only for F_TRANSLATION/F_ADDR_SIZE/F_ACCESS/F_PERMISSION; an F_WALK_EABT of the stage 2 walk for the CD IPA comes out with S2 = 0, CLASS = IN instead of S2 = 1, CLASS = CD";
   mem_.add_error_range(s2_.table_pa(kIpaPages, 3), 4 * kKiB);
   put_ste(55, nested_ste(kIpaPages));
   const TranslationResult r = go(55, 0x4000'0000);
@@ -885,7 +883,6 @@ TEST_F(TranslatorEventsNested, Stage2WalkAbortForCdIsS2ClassCd) {
 }
 
 TEST_F(TranslatorEventsNested, WalkAbortOnStage1TableHasClassTT) {
-  GTEST_SKIP() << "bug: models/smmu/translator.cc:290 reports a stage 1 F_WALK_EABT with CLASS = IN (kInput); the aborted access was a stage 1 table fetch, CLASS = TT";
   mem_.add_error_range(n1_.table_pa(0x4000'0000, 3), 4 * kKiB);
   Want w = s1_fault(EventId::kWalkEabt, 50, 0x4000'0010);
   w.cls = FaultClass::kTranslationTable;
