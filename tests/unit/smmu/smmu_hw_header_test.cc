@@ -2,6 +2,7 @@
 // model's C++ declarations say: every value is compared here.
 #include <gtest/gtest.h>
 
+#include "smmu/commands.h"
 #include "smmu/descriptors.h"
 #include "smmu/event_queue.h"
 #include "smmu/registers.h"
@@ -92,6 +93,37 @@ TEST(SmmuHwHeader, EventRecordLayout) {
   EXPECT_EQ(SMMU_EVT_F_PERMISSION, static_cast<unsigned>(EventId::kPermission));
   EXPECT_EQ(SMMU_EVT_C_BAD_STE, static_cast<unsigned>(EventId::kBadSte));
   EXPECT_EQ(SMMU_EVT_DWORDS * 8, EventRecord::kBytes);
+}
+
+TEST(SmmuHwHeader, CommandLayouts) {
+  EXPECT_EQ(SMMU_CMD_CFGI_STE, static_cast<unsigned>(Opcode::kCfgiSte));
+  EXPECT_EQ(SMMU_CMD_CFGI_ALL, static_cast<unsigned>(Opcode::kCfgiSteRange));
+  EXPECT_EQ(SMMU_CMD_CFGI_CD, static_cast<unsigned>(Opcode::kCfgiCd));
+  EXPECT_EQ(SMMU_CMD_TLBI_NH_ASID, static_cast<unsigned>(Opcode::kTlbiNhAsid));
+  EXPECT_EQ(SMMU_CMD_TLBI_NH_VA, static_cast<unsigned>(Opcode::kTlbiNhVa));
+  EXPECT_EQ(SMMU_CMD_TLBI_EL2_ALL, static_cast<unsigned>(Opcode::kTlbiEl2All));
+  EXPECT_EQ(SMMU_CMD_TLBI_NSNH_ALL, static_cast<unsigned>(Opcode::kTlbiNsnhAll));
+  EXPECT_EQ(SMMU_CMD_SYNC, static_cast<unsigned>(Opcode::kCmdSync));
+  // A range TLBI_NH_VA built the C way equals the model's encoder.
+  const CommandWords m = cmd_tlbi_nh_va(0x1234, 7, 0x0000'8000'1234'5000ull, true, 3, 5, 1, 3);
+  const uint64_t w0 = SMMU_CMD_TLBI_NH_VA | (3ull << SMMU_CMD0_NUM_SHIFT) | (5ull << SMMU_CMD0_SCALE_SHIFT) |
+                      (7ull << SMMU_CMD0_VMID_SHIFT) | (0x1234ull << SMMU_CMD0_ASID_SHIFT);
+  const uint64_t w1 = SMMU_CMD1_LEAF | (3ull << SMMU_CMD1_TTL_SHIFT) | (1ull << SMMU_CMD1_TG_SHIFT) |
+                      (0x0000'8000'1234'5000ull & SMMU_CMD1_ADDR_MASK);
+  EXPECT_EQ(m[0], w0);
+  EXPECT_EQ(m[1], w1);
+  const CommandWords ste = cmd_cfgi_ste(0xABCD, true);
+  EXPECT_EQ(ste[0], SMMU_CMD_CFGI_STE | (0xABCDull << SMMU_CMD0_SID_SHIFT));
+  EXPECT_EQ(ste[1], SMMU_CMD1_LEAF);
+  const CommandWords all = cmd_cfgi_all();
+  EXPECT_EQ(all[1] & 0x1F, 31u << SMMU_CMD1_RANGE_SHIFT);
+  const CommandWords sync = cmd_sync(SyncCs::kIrq, 0x8000'1000, 0xBEEF);
+  EXPECT_EQ(sync[0], SMMU_CMD_SYNC | (uint64_t{SMMU_SYNC_CS_IRQ} << SMMU_CMD0_SYNC_CS_SHIFT) |
+                         (0xBEEFull << SMMU_CMD0_SYNC_MSIDATA_SHIFT));
+  EXPECT_EQ(sync[1], 0x8000'1000ull & SMMU_CMD1_MSIADDR_MASK);
+  EXPECT_EQ(SMMU_CMDQ_CONS_ERR_MASK << SMMU_CMDQ_CONS_ERR_SHIFT, reg::queue_cons::kErr.mask32());
+  EXPECT_EQ(SMMU_CERROR_ILL, reg::cerror::kIll);
+  EXPECT_EQ(SMMU_GERROR_CMDQ_ERR, reg::gerror::kCmdqErr.mask32());
 }
 
 }  // namespace
