@@ -82,13 +82,37 @@ static int wait_cons(struct smmu_device *dev, uint32_t target) {
       recover_cmdq_error(dev);
       err = -1;
     }
-    hal_cpu_relax();
+    if (dev->policy.sync == SMMU_SYNC_SEV) hal_wfe();
+    else hal_cpu_relax();
   }
+}
+
+/* SYNCs complete in order, so a waiter is done once the counter has reached
+ * its number; the compare is wrap-safe. */
+static bool seq_reached(uint32_t now, uint32_t want) { return (int32_t)(now - want) >= 0; }
+
+struct smmu_policy smmu_set_policy(struct smmu_device *dev, struct smmu_policy want) {
+  struct smmu_policy p = want;
+  if (p.sync == SMMU_SYNC_SEV && !dev->feat.sev) p.sync = SMMU_SYNC_POLL;
+  if (p.sync == SMMU_SYNC_MSI && !dev->feat.msi) p.sync = SMMU_SYNC_POLL;
+  if (p.tlbi == SMMU_TLBI_RANGE && !dev->feat.ril) p.tlbi = SMMU_TLBI_PER_GRANULE;
+  if (p.sync == SMMU_SYNC_MSI && !dev->sync_word) {
+    dev->sync_word = hal_dma_alloc(64, 64, &dev->sync_word_pa);
+    if (!dev->sync_word) p.sync = SMMU_SYNC_POLL;
+  }
+  if (p.sync != want.sync || p.tlbi != want.tlbi)
+    hal_log(HAL_LOG_WARN, "smmu: policy sync %d tlbi %d not supported here; using sync %d tlbi %d", want.sync,
+            want.tlbi, p.sync, p.tlbi);
+  dev->policy = p;
+  return p;
 }
 
 int smmu_cmdq_issue(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned n, bool sync) {
   struct smmu_queue *q = &dev->cmdq;
-  /* The baseline: one lock around insertion, the PROD write and the wait. */
+  const bool msi = dev->policy.sync == SMMU_SYNC_MSI;
+  uint32_t seq = 0;
+  /* One lock around insertion and the PROD write; the baseline also waits
+   * for the SYNC under it, the MSI policy waits outside. */
   sw_spin_lock(&dev->cmdq_lock);
   int err = 0;
   for (unsigned i = 0; i <= n; i++) {
@@ -98,8 +122,15 @@ int smmu_cmdq_issue(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned
     if (i < n) {
       slot[0] = cmds[i][0];
       slot[1] = cmds[i][1];
+    } else if (msi) {
+      seq = ++dev->sync_seq;
+      slot[0] = SMMU_CMD_SYNC | ((uint64_t)SMMU_SYNC_CS_IRQ << SMMU_CMD0_SYNC_CS_SHIFT) |
+                ((uint64_t)seq << SMMU_CMD0_SYNC_MSIDATA_SHIFT);
+      slot[1] = dev->sync_word_pa & SMMU_CMD1_MSIADDR_MASK;
+      dev->stats.syncs++;
     } else {
-      slot[0] = SMMU_CMD_SYNC | ((uint64_t)SMMU_SYNC_CS_NONE << SMMU_CMD0_SYNC_CS_SHIFT);
+      const uint64_t cs = dev->policy.sync == SMMU_SYNC_SEV ? SMMU_SYNC_CS_SEV : SMMU_SYNC_CS_NONE;
+      slot[0] = SMMU_CMD_SYNC | (cs << SMMU_CMD0_SYNC_CS_SHIFT);
       slot[1] = 0;
       dev->stats.syncs++;
     }
@@ -108,8 +139,20 @@ int smmu_cmdq_issue(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned
   }
   hal_barrier(HAL_BARRIER_DSB);
   wr(dev, SMMU_CMDQ_PROD, q->prod);
-  if (sync) err = wait_cons(dev, q->prod);
+  if (sync && !msi) err = wait_cons(dev, q->prod);
   sw_spin_unlock(&dev->cmdq_lock);
+  if (sync && msi) {
+    while (!seq_reached(hal_load32(dev->sync_word), seq)) {
+      if (cmdq_error_active(dev)) {
+        /* A command before our SYNC was refused: skip it under the lock. */
+        sw_spin_lock(&dev->cmdq_lock);
+        if (cmdq_error_active(dev)) recover_cmdq_error(dev);
+        sw_spin_unlock(&dev->cmdq_lock);
+        err = -1;
+      }
+      hal_cpu_relax();
+    }
+  }
   return err;
 }
 
@@ -118,18 +161,46 @@ static int issue1(struct smmu_device *dev, uint64_t w0, uint64_t w1) {
   return smmu_cmdq_issue(dev, cmd, 1, true);
 }
 
+/* Appends a command to the batch, flushing 64 commands with one SYNC. */
+static void batch_add(struct smmu_device *dev, uint64_t (*batch)[2], unsigned *n, uint64_t w0, uint64_t w1,
+                      int *err) {
+  batch[*n][0] = w0;
+  batch[*n][1] = w1;
+  if (++*n == 64) {
+    *err |= smmu_cmdq_issue(dev, (const uint64_t(*)[2])batch, *n, true);
+    *n = 0;
+  }
+}
+
 int smmu_tlbi_range(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size) {
   uint64_t batch[64][2];
   unsigned n = 0;
   int err = 0;
-  for (uint64_t va = iova & ~0xFFFull; va < iova + size; va += 4096) {
-    batch[n][0] = SMMU_CMD_TLBI_NH_VA | ((uint64_t)asid << SMMU_CMD0_ASID_SHIFT);
-    batch[n][1] = SMMU_CMD1_LEAF | (va & SMMU_CMD1_ADDR_MASK);
-    /* Batches of 64 commands and one SYNC, like CMDQ_BATCH_ENTRIES. */
-    if (++n == 64) {
-      err |= smmu_cmdq_issue(dev, (const uint64_t(*)[2])batch, n, true);
-      n = 0;
+  const uint64_t first = iova & ~0xFFFull;
+  uint64_t pages = (iova + size - first + 4095) / 4096;
+  const uint64_t w0 = SMMU_CMD_TLBI_NH_VA | ((uint64_t)asid << SMMU_CMD0_ASID_SHIFT);
+  if (dev->policy.asid_threshold_pages && pages >= dev->policy.asid_threshold_pages) {
+    /* Cheaper to drop the whole ASID than to walk the range. */
+    batch_add(dev, batch, &n, SMMU_CMD_TLBI_NH_ASID | ((uint64_t)asid << SMMU_CMD0_ASID_SHIFT), 0, &err);
+  } else if (dev->policy.tlbi == SMMU_TLBI_RANGE) {
+    /* Linux's splitting loop (facts §2), leaf, 4 KiB granule: TG = 1 and
+     * TTL = 3; each command covers (NUM + 1) << SCALE pages, taking the
+     * lowest set bits of the page count first. */
+    uint64_t addr = first;
+    while (pages) {
+      const unsigned scale = (unsigned)__builtin_ctzll(pages);
+      const uint64_t num = (pages >> scale) & 31;
+      batch_add(dev, batch, &n,
+                w0 | ((num - 1) << SMMU_CMD0_NUM_SHIFT) | ((uint64_t)scale << SMMU_CMD0_SCALE_SHIFT),
+                SMMU_CMD1_LEAF | (3ull << SMMU_CMD1_TTL_SHIFT) | (1ull << SMMU_CMD1_TG_SHIFT) |
+                    (addr & SMMU_CMD1_ADDR_MASK),
+                &err);
+      pages -= num << scale;
+      addr += (num << scale) * 4096;
     }
+  } else {
+    for (uint64_t va = first; pages; va += 4096, pages--)
+      batch_add(dev, batch, &n, w0, SMMU_CMD1_LEAF | (va & SMMU_CMD1_ADDR_MASK), &err);
   }
   if (n) err |= smmu_cmdq_issue(dev, (const uint64_t(*)[2])batch, n, true);
   return err;

@@ -33,6 +33,22 @@ struct smmu_features {
   unsigned sidsize, ssidsize, cmdq_log2, evtq_log2, oas_bits;
 };
 
+/* How commands complete and how ranges are invalidated (docs/driver.md). */
+enum smmu_sync_policy {
+  SMMU_SYNC_POLL = 0, /* poll CMDQ_CONS, inside the command-queue lock */
+  SMMU_SYNC_SEV = 1,  /* WFE until CONS passes (IDR0.SEV), inside the lock */
+  SMMU_SYNC_MSI = 2,  /* CMD_SYNC writes a sequence number to memory (IDR0.MSI), polled outside the lock */
+};
+enum smmu_tlbi_policy {
+  SMMU_TLBI_PER_GRANULE = 0, /* one TLBI_NH_VA per 4 KiB page */
+  SMMU_TLBI_RANGE = 1,       /* range TLBIs (IDR3.RIL), Linux's splitting loop */
+};
+struct smmu_policy {
+  enum smmu_sync_policy sync;
+  enum smmu_tlbi_policy tlbi;
+  uint64_t asid_threshold_pages; /* invalidate the whole ASID from this many pages; 0: never */
+};
+
 struct smmu_stats {
   uint64_t commands, syncs, events, cmdq_errors;
   uint64_t events_by_id[256];
@@ -46,8 +62,17 @@ struct smmu_device {
   phys_addr_t strtab_pa;
   unsigned strtab_log2;
   struct sw_spinlock cmdq_lock;
+  struct smmu_policy policy;
+  volatile uint32_t *sync_word; /* MSI target of CMD_SYNC (SMMU_SYNC_MSI) */
+  phys_addr_t sync_word_pa;
+  uint32_t sync_seq;            /* last sequence number handed to a CMD_SYNC */
   struct smmu_stats stats;
 };
+
+/* Chooses the strategies; a policy the SMMU cannot support (SEV, MSI or
+ * range TLBI it does not advertise) falls back to the baseline and says so.
+ * Returns the policy in force. Call after smmu_reset. */
+struct smmu_policy smmu_set_policy(struct smmu_device *dev, struct smmu_policy want);
 
 /* Reads the ID registers into dev->feat. 0, or -1 if there is no SMMUv3. */
 int smmu_probe(struct smmu_device *dev, phys_addr_t base);
@@ -66,7 +91,8 @@ int smmu_attach_abort(struct smmu_device *dev, uint32_t sid);
 /* Inserts the commands and, with `sync`, a CMD_SYNC, then waits for it.
  * Returns 0, or -1 if the queue stopped on an error (which it then skips). */
 int smmu_cmdq_issue(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned n, bool sync);
-/* One TLBI_NH_VA per granule of [iova, iova + size), then a CMD_SYNC. */
+/* Invalidates [iova, iova + size) of `asid` by the policy (per granule,
+ * range commands, or ASID-wide above the threshold), 64 commands per SYNC. */
 int smmu_tlbi_range(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size);
 
 /* Consumes the event queue: decodes, counts and logs each record. Returns

@@ -100,5 +100,100 @@ TEST(SmmuDriver, BringUpAttachInvalidateAndShareTheQueue) {
   EXPECT_EQ(t.counter("smmu.cmdq.syncs"), g_dev.stats.syncs + g_dev.stats.cmdq_errors);
 }
 
+// ---- Policies: each must leave no stale translation behind.
+
+struct PolicyOutcome {
+  struct smmu_policy in_force {};
+  uint64_t commands = 0;  // issued by the invalidation alone
+  unsigned faults = 0, checked = 0;
+  bool warm_ok = false;
+} p;
+
+constexpr unsigned kPages = 64;
+
+int policy_main(void) {
+  struct hal_device_info dev;
+  if (hal_device_find("dma0", &dev) != 0 || smmu_probe(&g_dev, hal_smmu().base) || smmu_reset(&g_dev)) return 1;
+  struct smmu_policy want = {};
+  want.sync = static_cast<enum smmu_sync_policy>(hal_param("sync"));
+  want.tlbi = static_cast<enum smmu_tlbi_policy>(hal_param("tlbi"));
+  want.asid_threshold_pages = hal_param("asid_threshold");
+  p.in_force = smmu_set_policy(&g_dev, want);
+  phys_addr_t buf;
+  if (!hal_dma_alloc((kPages + 1) * 4096, 4096, &buf)) return 1;
+  uint64_t* leaf = nullptr;
+  if (smmu_attach_s1(&g_dev, dev.stream_id, 1, build_tables(kIova, buf, kPages, &leaf))) return 2;
+  struct dma_engine dma;
+  if (dma_engine_probe(&dma, "dma0") != 0) return 1;
+  p.warm_ok = true;
+  for (unsigned i = 0; i < kPages; ++i)  // every page into the TLB
+    p.warm_ok &= copy(&dma, kIova + i * 4096ull, kIova + i * 4096ull) == DMA_ERR_NONE;
+  for (unsigned i = 0; i < kPages; ++i) leaf[((kIova >> 12) + i) & 511] = 0;
+  hal_barrier(HAL_BARRIER_DSB);
+  const uint64_t before = g_dev.stats.commands;
+  if (smmu_tlbi_range(&g_dev, 1, kIova, kPages * 4096ull)) return 3;
+  p.commands = g_dev.stats.commands - before;
+  for (unsigned i = 0; i < kPages; i += 7, ++p.checked)
+    p.faults += copy(&dma, kIova + i * 4096ull, kIova + i * 4096ull) == DMA_ERR_READ;
+  return 0;
+}
+const hal_param_decl policy_params[] = {
+    {"sync", 0, "smmu_sync_policy"}, {"tlbi", 0, "smmu_tlbi_policy"}, {"asid_threshold", 0, "pages"}, {}};
+const hal_app policy_app = {"smmu_policy", "invalidation under one driver policy", policy_main, policy_params};
+
+TestRun run_policy(unsigned sync, unsigned tlbi, unsigned threshold) {
+  return run(scenario({{{"app", "smmu_policy"},
+                        {"cores", {0}},
+                        {"params", {{"sync", sync}, {"tlbi", tlbi}, {"asid_threshold", threshold}}}}}),
+             {&policy_app}, {"platform.cpu.event_stream_ns=0"});
+}
+
+void expect_clean(const TestRun& t) {
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_TRUE(p.warm_ok);
+  EXPECT_EQ(p.faults, p.checked);  // no stale translation survived
+}
+
+TEST(SmmuDriverPolicy, PollAndOneTlbiPerGranule) {
+  const TestRun t = run_policy(SMMU_SYNC_POLL, SMMU_TLBI_PER_GRANULE, 0);
+  expect_clean(t);
+  EXPECT_EQ(p.commands, kPages + 1u);  // 64 TLBIs and one SYNC
+  EXPECT_EQ(t.counter("smmu.cmdq.executed.CMD_TLBI_NH_VA"), kPages);
+}
+
+TEST(SmmuDriverPolicy, SevAndRangeInvalidation) {
+  const TestRun t = run_policy(SMMU_SYNC_SEV, SMMU_TLBI_RANGE, 0);
+  expect_clean(t);
+  EXPECT_EQ(p.in_force.sync, SMMU_SYNC_SEV);
+  EXPECT_EQ(p.commands, 2u);  // 64 pages = (0 + 1) << 6: one range TLBI, one SYNC
+  EXPECT_GT(t.counter("cpus.cpu0.wfe"), 0u);
+}
+
+TEST(SmmuDriverPolicy, MsiSyncOutsideTheLock) {
+  const TestRun t = run_policy(SMMU_SYNC_MSI, SMMU_TLBI_RANGE, 0);
+  expect_clean(t);
+  EXPECT_EQ(p.in_force.sync, SMMU_SYNC_MSI);
+  EXPECT_EQ(g_dev.sync_word[0], g_dev.sync_seq);  // the last SYNC wrote its number
+}
+
+TEST(SmmuDriverPolicy, AsidWideAboveTheThreshold) {
+  const TestRun t = run_policy(SMMU_SYNC_POLL, SMMU_TLBI_PER_GRANULE, 16);
+  expect_clean(t);
+  EXPECT_EQ(p.commands, 2u);  // TLBI_NH_ASID and a SYNC
+  EXPECT_EQ(t.counter("smmu.cmdq.executed.CMD_TLBI_NH_ASID"), 1u);
+}
+
+TEST(SmmuDriverPolicy, UnsupportedPoliciesFallBackOnV30) {
+  // MSI completion and range TLBI on the v3.0 profile, which has neither.
+  const TestRun t = run(scenario({{{"app", "smmu_policy"},
+                                   {"cores", {0}},
+                                   {"params", {{"sync", SMMU_SYNC_MSI}, {"tlbi", SMMU_TLBI_RANGE}}}}}),
+                        {&policy_app}, {"platform.smmu.profile=\"v3.0\""});
+  expect_clean(t);
+  EXPECT_EQ(p.in_force.sync, SMMU_SYNC_POLL);
+  EXPECT_EQ(p.in_force.tlbi, SMMU_TLBI_PER_GRANULE);
+  EXPECT_EQ(p.commands, kPages + 1u);
+}
+
 }  // namespace
 }  // namespace smmu_vp::test

@@ -29,8 +29,9 @@ inline uint64_t build_tables(uint64_t iova, uint64_t pa, unsigned pages, uint64_
   for (int l = 0; l < 3; ++l) va[l][(iova >> (39 - 9 * l)) & 511] = tables[l + 1] | 3;  // table descriptors
   for (unsigned i = 0; i < pages; ++i) {
     const uint64_t page = iova + i * 4096ull;
-    // Page: AF, inner shareable, AttrIndx 0, AP[1] (EL0 access) so any access passes.
-    va[3][(page >> 12) & 511] = (pa + i * 4096ull) | 3 | (1u << 10) | (3u << 8) | (1u << 6);
+    // Page: nG (ASID-tagged, as Linux maps for devices), AF, inner
+    // shareable, AttrIndx 0, AP[1] (EL0 access) so any access passes.
+    va[3][(page >> 12) & 511] = (pa + i * 4096ull) | 3 | (1u << 11) | (1u << 10) | (3u << 8) | (1u << 6);
   }
   if (leaf) *leaf = va[3];
   return tables[0];
