@@ -34,7 +34,9 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# Only what the run needs: the simulator, not the tests.
+run: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target smmu-vp
 	./$(BUILD)/smmu-vp run $(SCENARIO) --out $(OUT)
 
 test: build
