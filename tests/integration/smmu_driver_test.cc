@@ -197,3 +197,23 @@ TEST(SmmuDriverPolicy, UnsupportedPoliciesFallBackOnV30) {
 
 }  // namespace
 }  // namespace smmu_vp::test
+
+namespace smmu_vp::test {
+namespace {
+
+TEST(SmmuStressApp, EveryCoreInvalidatesThroughTheDriver) {
+  const TestRun t = run(scenario({{{"app", "smmu_stress"},
+                                   {"cores", {0, 1, 2}},
+                                   {"params", {{"iterations", 30}, {"pages", 3}, {"sync", 2}, {"tlbi", 0}}}}}),
+                        {});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(t.counter("sw.smmu_stress.invalidations"), 90u);
+  // 3 pages, one TLBI each: every one reached the SMMU.
+  EXPECT_EQ(t.counter("smmu.cmdq.executed.CMD_TLBI_NH_VA"), 270u);
+  const double* rate = t.stats().find_value("sw.smmu_stress.invalidations_per_s_total");
+  ASSERT_NE(rate, nullptr);
+  EXPECT_GT(*rate, 0.0);
+}
+
+}  // namespace
+}  // namespace smmu_vp::test
