@@ -134,7 +134,7 @@ const char* missing_feature(Opcode op, const SmmuFeatures& f) {
     case Opcode::kCfgiCd:
     case Opcode::kCfgiCdAll:
       if (!f.stage1)
-        return "raises CERROR_ILL when stage 1 is not implemented (SMMU_IDR0.S1P == 0; IHI 0070 4.3.3, 4.3.4)";
+        return "raises CERROR_ILL on an SMMU without stage 1 (SMMU_IDR0.S1P == 0; IHI 0070 4.3.3, 4.3.4)";
       return nullptr;
     case Opcode::kTlbiNhAll:
     case Opcode::kTlbiNhAsid:

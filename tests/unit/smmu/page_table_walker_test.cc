@@ -35,19 +35,12 @@ constexpr Ps kStepPs = 2'000;
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kGiB = 1ull << 30;
 
-AccessType access(bool write, bool instruction, bool privileged) {
-  AccessType a;
-  a.write = write;
-  a.instruction = instruction;
-  a.privileged = privileged;
-  return a;
-}
-const AccessType kPrivRead = access(false, false, true);
-const AccessType kPrivWrite = access(true, false, true);
-const AccessType kUserRead = access(false, false, false);
-const AccessType kUserWrite = access(true, false, false);
-const AccessType kPrivExec = access(false, true, true);
-const AccessType kUserExec = access(false, true, false);
+const AccessType kPrivRead = AccessType{false, false, true};
+const AccessType kPrivWrite = AccessType{true, false, true};
+const AccessType kUserRead = AccessType{false, false, false};
+const AccessType kUserWrite = AccessType{true, false, false};
+const AccessType kPrivExec = AccessType{false, true, true};
+const AccessType kUserExec = AccessType{false, true, false};
 
 unsigned log2u(uint64_t v) { return 63u - static_cast<unsigned>(__builtin_clzll(v)); }
 
@@ -582,7 +575,7 @@ TEST(PageTableWalker, WriteWithInstructionFlagIsADataWrite) {
   bits.uxn = true;
   bits.pxn = true;
   f.b.map(0x1000, 0x2000, 3, bits);
-  EXPECT_TRUE(f.w.walk_stage1(f.cfg, 0x1000, access(true, true, false), 0).ok());
+  EXPECT_TRUE(f.w.walk_stage1(f.cfg, 0x1000, AccessType{true, true, false}, 0).ok());
   EXPECT_EQ(f.w.walk_stage1(f.cfg, 0x1000, kUserExec, 0).fault, FaultType::kPermission);
 }
 

@@ -136,7 +136,7 @@ TEST_F(RegisterFileTest, ReadOnlyRegistersIgnoreWrites) {
 }
 
 TEST_F(RegisterFileTest, Res0LocationsReadZeroAndIgnoreWrites) {
-  // Undefined page-0 and page-1 locations, AGBPA (not implemented), S2PII
+  // Undefined page-0 and page-1 locations, AGBPA (absent from this model), S2PII
   // (no S2PI), PRIQ_* (no PRI), the Secure page, the ECMDQ pages (not yet
   // modelled).
   const uint64_t offsets[] = {0x0038, 0x0100, 0x0FFC, kAgbpa, kS2pii, kPriqBase, kPriqIrqCfg0, kPriqIrqCfg1,

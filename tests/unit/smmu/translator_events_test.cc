@@ -59,19 +59,12 @@ constexpr unsigned kS2Sl0 = 1;
 constexpr unsigned kS2Start = 1;
 constexpr unsigned kS2Ias = 64 - kS2T0sz;
 
-AccessType access(bool write, bool instruction, bool privileged) {
-  AccessType a;
-  a.write = write;
-  a.instruction = instruction;
-  a.privileged = privileged;
-  return a;
-}
-const AccessType kRead = access(false, false, false);
-const AccessType kWrite = access(true, false, false);
-const AccessType kPrivRead = access(false, false, true);
-const AccessType kPrivWrite = access(true, false, true);
-const AccessType kExec = access(false, true, false);
-const AccessType kPrivExec = access(false, true, true);
+const AccessType kRead = AccessType{false, false, false};
+const AccessType kWrite = AccessType{true, false, false};
+const AccessType kPrivRead = AccessType{false, false, true};
+const AccessType kPrivWrite = AccessType{true, false, true};
+const AccessType kExec = AccessType{false, true, false};
+const AccessType kPrivExec = AccessType{false, true, true};
 
 // What a fault record must say.
 struct Want {
