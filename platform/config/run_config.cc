@@ -15,7 +15,9 @@ using T = Type;
 
 // Starting values of the cost table; to be fitted per platform in docs/results.md.
 json default_costs() {
-  return json{{"function_call", 5}, {"indirect_call", 10}, {"rbtree_visit", 30}, {"list_op", 5}, {"cache_miss", 200}};
+  return json{{"function_call", 5},    {"indirect_call", 10},  {"rbtree_visit", 30},   {"list_op", 5},
+              {"cache_miss", 200},     {"kmem_alloc", 60},     {"pte_write", 4},       {"cache_clean_line", 40},
+              {"memcpy_64b", 12},      {"slot_scan", 3}};
 }
 
 NodePtr cpu_schema() {
