@@ -2,7 +2,8 @@
  * smmu_stress: every core repeatedly invalidates a range and waits for the
  * CMD_SYNC, as strict unmap does, through the arm-smmu-v3 driver with the
  * policies the parameters select. Reports invalidations per simulated second
- * (per core and in total), SYNC waits and the commands and SYNCs issued.
+ * (per core and in total), the latency of each TLBI + SYNC as the caller
+ * sees it, the commands and SYNCs issued and the share of SYNCs elided.
  * Core 0 (the lowest core of the app) brings the SMMU up first.
  */
 #include "hal/hal.h"
@@ -11,6 +12,19 @@
 static struct smmu_device smmu;
 static volatile uint32_t smmu_ready;
 static volatile uint32_t cores_done;
+
+/* "invalidations_per_s_cpu<N>" */
+static const char *per_cpu_name(unsigned cpu) {
+  static char names[SMMU_MAX_CPUS][32];
+  static const char prefix[] = "invalidations_per_s_cpu";
+  char *n = names[cpu % SMMU_MAX_CPUS];
+  unsigned i = 0;
+  for (; prefix[i]; i++) n[i] = prefix[i];
+  if (cpu >= 10) n[i++] = (char)('0' + cpu / 10 % 10);
+  n[i++] = (char)('0' + cpu % 10);
+  n[i] = 0;
+  return n;
+}
 
 static int stress_main(void) {
   const unsigned cpu = hal_cpu_id();
@@ -27,8 +41,13 @@ static int stress_main(void) {
       return 1;
     }
     struct smmu_policy want = {(enum smmu_sync_policy)hal_param("sync"), (enum smmu_tlbi_policy)hal_param("tlbi"),
-                               hal_param("asid_threshold")};
-    smmu_set_policy(&smmu, want);
+                               hal_param("asid_threshold"), (enum smmu_cmdq_policy)hal_param("cmdq"),
+                               hal_param("elide") != 0};
+    const struct smmu_policy got = smmu_set_policy(&smmu, want);
+    hal_stat_set("policy_cmdq", got.cmdq);
+    hal_stat_set("policy_sync", got.sync);
+    hal_stat_set("policy_tlbi", got.tlbi);
+    hal_stat_set("policy_elide", got.elide_back_to_back_sync);
     hal_store32(&smmu_ready, 1);
   }
   while (!hal_load32(&smmu_ready)) hal_cpu_relax();
@@ -44,11 +63,16 @@ static int stress_main(void) {
   }
   const uint64_t elapsed = hal_now_ns() - t0;
   hal_stat_sample("core_elapsed_ns", elapsed);
+  if (elapsed) hal_stat_set(per_cpu_name(cpu), (double)iterations * 1e9 / (double)elapsed);
   /* The last core to finish reports the totals: every core's invalidations
    * over the time this slowest core took. */
   const uint32_t done = hal_fetch_add32(&cores_done, 1) + 1;
   hal_stat_set("commands", (double)smmu.stats.commands);
   hal_stat_set("syncs", (double)smmu.stats.syncs);
+  hal_stat_set("syncs_elided", (double)smmu.stats.syncs_elided);
+  const uint64_t wanted = smmu.stats.syncs + smmu.stats.syncs_elided;
+  if (wanted) hal_stat_set("syncs_elided_share", (double)smmu.stats.syncs_elided / (double)wanted);
+  hal_stat_set("cmdq_full_waits", (double)smmu.stats.cmdq_full_waits);
   if (elapsed) hal_stat_set("invalidations_per_s_total", (double)done * (double)iterations * 1e9 / (double)elapsed);
   return 0;
 }
@@ -56,7 +80,9 @@ static int stress_main(void) {
 static const struct hal_param_decl stress_params[] = {
     {"iterations", 200, "Invalidations per core."},
     {"pages", 1, "4 KiB pages per invalidated range."},
+    {"cmdq", 0, "Command submission: 0 spinlock, 1 lock-free (v5.4), 2 one ECMDQ per core."},
     {"sync", 0, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI."},
+    {"elide", 0, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI)."},
     {"tlbi", 0, "Invalidation: 0 one TLBI per granule, 1 range TLBI (RIL)."},
     {"asid_threshold", 0, "From this many pages, invalidate the whole ASID (0: never)."},
     {"leader_cpu", 0, "The core that brings the SMMU up."},

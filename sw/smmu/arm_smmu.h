@@ -1,10 +1,15 @@
 /*
  * Bare-metal arm-smmu-v3 driver: probe, reset, stream table, context
  * descriptors, domains, command submission and event handling, on the HAL
- * only (C11, freestanding). This is the baseline of the Linux driver: one
- * spinlock around command insertion and the wait for CMD_SYNC, which polls
- * CMDQ_CONS (cmdq_policy "spinlock", sync_policy "poll"). The optimised
- * strategies come next behind the same interface.
+ * only (C11, freestanding). Each command-submission, SYNC and invalidation
+ * strategy Linux has used is here, chosen at initialisation by
+ * smmu_set_policy (docs/driver.md):
+ *   arm_smmu.c        probe, reset, policy selection, events
+ *   arm_smmu_strtab.c stream tables (linear, 2-level), CDs, attach
+ *   arm_smmu_cmdq.c   the main command queue: spinlock and lock-free insertion,
+ *                     SYNC completion, error skipping
+ *   arm_smmu_ecmdq.c  SMMUv3.3 ECMDQs, one per core
+ *   arm_smmu_tlbi.c   TLB invalidation: per granule, range, ASID-wide
  */
 #ifndef SMMU_VP_SW_SMMU_ARM_SMMU_H
 #define SMMU_VP_SW_SMMU_ARM_SMMU_H
@@ -19,6 +24,11 @@
 extern "C" {
 #endif
 
+#define SMMU_MAX_CPUS 64
+#define SMMU_MAX_ECMDQS 64
+/* Commands gathered before one CMD_SYNC (Linux's CMDQ_BATCH_ENTRIES). */
+#define SMMU_CMD_BATCH 64
+
 struct smmu_queue {
   uint64_t *slots;     /* ring in DMA memory */
   phys_addr_t base;
@@ -29,15 +39,22 @@ struct smmu_queue {
 };
 
 struct smmu_features {
-  bool s1, s2, msi, sev, ril, hyp, two_level_strtab, cd2l;
+  bool s1, s2, msi, sev, ril, hyp, two_level_strtab, cd2l, ecmdq;
   unsigned sidsize, ssidsize, cmdq_log2, evtq_log2, oas_bits;
+  unsigned n_ecmdq; /* ECMDQ interfaces (IDR6), 0 without ECMDQ */
 };
 
-/* How commands complete and how ranges are invalidated (docs/driver.md). */
+/* How commands reach the queue (docs/driver.md "cmdq_policy"). */
+enum smmu_cmdq_policy {
+  SMMU_CMDQ_SPINLOCK = 0, /* pre-v5.4: one lock per insertion; poll/SEV waits under it */
+  SMMU_CMDQ_LOCKFREE = 1, /* v5.4: cmpxchg on {prod, cons}, owner writes PROD, valid bitmap */
+  SMMU_CMDQ_ECMDQ = 2,    /* SMMUv3.3: one ECMDQ per core (shared when fewer queues than cores) */
+};
+/* How a waiter learns its CMD_SYNC completed. */
 enum smmu_sync_policy {
-  SMMU_SYNC_POLL = 0, /* poll CMDQ_CONS, inside the command-queue lock */
-  SMMU_SYNC_SEV = 1,  /* WFE until CONS passes (IDR0.SEV), inside the lock */
-  SMMU_SYNC_MSI = 2,  /* CMD_SYNC writes a sequence number to memory (IDR0.MSI), polled outside the lock */
+  SMMU_SYNC_POLL = 0, /* poll CONS */
+  SMMU_SYNC_SEV = 1,  /* WFE until CONS passes (IDR0.SEV) */
+  SMMU_SYNC_MSI = 2,  /* CMD_SYNC writes memory (IDR0.MSI), polled outside any lock */
 };
 enum smmu_tlbi_policy {
   SMMU_TLBI_PER_GRANULE = 0, /* one TLBI_NH_VA per 4 KiB page */
@@ -47,31 +64,67 @@ struct smmu_policy {
   enum smmu_sync_policy sync;
   enum smmu_tlbi_policy tlbi;
   uint64_t asid_threshold_pages; /* invalidate the whole ASID from this many pages; 0: never */
+  enum smmu_cmdq_policy cmdq;
+  /* 2018: a waiter whose SYNC would directly follow another SYNC reuses it
+   * (spinlock + MSI only, as in Linux 4.19-5.3). */
+  bool elide_back_to_back_sync;
 };
 
 struct smmu_stats {
-  uint64_t commands, syncs, events, cmdq_errors;
+  uint64_t commands, syncs, syncs_elided, events, cmdq_errors;
+  uint64_t cmdq_full_waits; /* insertions that found the queue full */
   uint64_t events_by_id[256];
+};
+
+/* The lock-free queue's shared state (facts §5), each part on its own
+ * cache line as Linux keeps it. */
+struct smmu_cmdq_lockfree {
+  /* Software {prod, cons}; bit 31 of prod is the OWNED flag. */
+  _Alignas(64) volatile uint64_t llq;
+  _Alignas(64) volatile uint32_t owner_prod;
+  /* >= 0: number of SYNC waiters (shared); INT32_MIN: refreshing cons. */
+  _Alignas(64) volatile uint32_t lock;
+  volatile uint64_t *valid_map; /* one bit per slot, valid = !wrap */
+};
+
+struct smmu_ecmdq {
+  struct smmu_queue q;
+  phys_addr_t regs;
+  uint32_t errack;            /* PROD.ERRACK we last wrote */
+  struct sw_spinlock lock;    /* only when cores share this queue */
+  unsigned sharers;
+  volatile uint32_t *sync_word; /* MSI target of this queue's SYNCs */
+  phys_addr_t sync_word_pa;
+  uint32_t sync_seq;
 };
 
 struct smmu_device {
   phys_addr_t base;
   struct smmu_features feat;
   struct smmu_queue cmdq, evtq;
-  uint64_t *strtab;    /* linear stream table */
+  /* Stream table: linear, or level 1 of a 2-level table (strtab_split). */
+  uint64_t *strtab;
   phys_addr_t strtab_pa;
-  unsigned strtab_log2;
-  struct sw_spinlock cmdq_lock;
+  unsigned strtab_log2, strtab_split;
+  bool strtab_2lvl;
   struct smmu_policy policy;
-  volatile uint32_t *sync_word; /* MSI target of CMD_SYNC (SMMU_SYNC_MSI) */
+  struct sw_spinlock cmdq_lock; /* SMMU_CMDQ_SPINLOCK */
+  struct sw_spinlock err_lock;  /* one CPU skips a refused command */
+  struct sw_spinlock cfg_lock;  /* stream table and CD updates */
+  uint32_t gerrorn;             /* what we last wrote to GERRORN */
+  struct smmu_cmdq_lockfree lf; /* SMMU_CMDQ_LOCKFREE */
+  uint8_t prev_opcode;          /* last command inserted (SYNC elision) */
+  volatile uint32_t *sync_word; /* MSI target of CMD_SYNC (spinlock + MSI) */
   phys_addr_t sync_word_pa;
   uint32_t sync_seq;            /* last sequence number handed to a CMD_SYNC */
+  struct smmu_ecmdq ecmdq[SMMU_MAX_ECMDQS];
+  unsigned n_ecmdq_used;
   struct smmu_stats stats;
 };
 
-/* Chooses the strategies; a policy the SMMU cannot support (SEV, MSI or
- * range TLBI it does not advertise) falls back to the baseline and says so.
- * Returns the policy in force. Call after smmu_reset. */
+/* Chooses the strategies; a policy the SMMU cannot support (SEV, MSI, range
+ * TLBI or ECMDQ it does not advertise) falls back to the baseline and says
+ * so. Returns the policy in force. Call after smmu_reset, on one core. */
 struct smmu_policy smmu_set_policy(struct smmu_device *dev, struct smmu_policy want);
 
 /* Reads the ID registers into dev->feat. 0, or -1 if there is no SMMUv3. */
@@ -82,18 +135,22 @@ int smmu_probe(struct smmu_device *dev, phys_addr_t base);
 int smmu_reset(struct smmu_device *dev);
 
 /* Stream attach: stage-1 translation through `ttb` (4K granule, 48-bit VA)
- * with `asid`; bypass; or abort. Writes the CD and STE in the safe order and
- * invalidates the SMMU's cached copies. */
+ * with `asid`; bypass; or abort (also what detach does). Writes the CD and
+ * STE in the safe order and invalidates the SMMU's cached copies. */
 int smmu_attach_s1(struct smmu_device *dev, uint32_t sid, uint16_t asid, phys_addr_t ttb);
 int smmu_attach_bypass(struct smmu_device *dev, uint32_t sid);
 int smmu_attach_abort(struct smmu_device *dev, uint32_t sid);
+int smmu_detach(struct smmu_device *dev, uint32_t sid);
 
-/* Inserts the commands and, with `sync`, a CMD_SYNC, then waits for it.
- * Returns 0, or -1 if the queue stopped on an error (which it then skips). */
+/* Inserts the commands and, with `sync`, a CMD_SYNC, then waits for it, by
+ * the policy in force. Returns 0, or -1 if this caller met a queue error
+ * (the refused command is skipped and the queue goes on). */
 int smmu_cmdq_issue(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned n, bool sync);
 /* Invalidates [iova, iova + size) of `asid` by the policy (per granule,
  * range commands, or ASID-wide above the threshold), 64 commands per SYNC. */
 int smmu_tlbi_range(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size);
+/* Invalidates every translation of `asid`, with a SYNC. */
+int smmu_tlbi_asid(struct smmu_device *dev, uint16_t asid);
 
 /* Consumes the event queue: decodes, counts and logs each record. Returns
  * the number of records handled. */

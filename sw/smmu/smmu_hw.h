@@ -22,6 +22,7 @@
 #define SMMU_IDR1 0x004u
 #define SMMU_IDR3 0x00Cu
 #define SMMU_IDR5 0x014u
+#define SMMU_IDR6 0x190u                 /* SMMUv3.3 ECMDQ geometry */
 #define SMMU_CR0 0x020u
 #define SMMU_CR0ACK 0x024u
 #define SMMU_CR1 0x028u
@@ -39,6 +40,9 @@
 #define SMMU_EVENTQ_BASE 0x0A0u
 #define SMMU_EVENTQ_IRQ_CFG0 0x0B0u
 #define SMMU_EVENTQ_IRQ_CFG1 0x0B8u
+/* CMDQ_CONTROL_PAGE_BASE<n> (6.3.49): where ECMDQ control page n is */
+#define SMMU_CMDQ_CONTROL_PAGE_BASE(n) (0x4000u + 32u * (n))
+#define SMMU_CMDQ_CONTROL_PAGE_ADDR_MASK SMMU_GENMASK64(55, 16)
 /* Page 1 (6.2) */
 #define SMMU_EVENTQ_PROD 0x100A8u
 #define SMMU_EVENTQ_CONS 0x100ACu
@@ -48,13 +52,27 @@
 #define SMMU_IDR0_S1P SMMU_BIT(1)
 #define SMMU_IDR0_MSI SMMU_BIT(13)
 #define SMMU_IDR0_SEV SMMU_BIT(14)
+#define SMMU_IDR0_HYP SMMU_BIT(9)
+#define SMMU_IDR0_CD2L SMMU_BIT(19)
+#define SMMU_IDR0_ST_LEVEL_SHIFT 27     /* 1: 2-level stream tables */
+#define SMMU_IDR0_ST_LEVEL_MASK 0x3u
 /* IDR1 (6.3.2) */
 #define SMMU_IDR1_SIDSIZE_MASK 0x3Fu
 #define SMMU_IDR1_SSIDSIZE_SHIFT 6
 #define SMMU_IDR1_SSIDSIZE_MASK 0x1Fu
+#define SMMU_IDR1_EVENTQS_SHIFT 16
+#define SMMU_IDR1_CMDQS_SHIFT 21
+#define SMMU_IDR1_QS_MASK 0x1Fu
+#define SMMU_IDR1_ECMDQ SMMU_BIT(31)
+/* IDR3 (6.3.4) */
+#define SMMU_IDR3_RIL SMMU_BIT(10)
 /* IDR5 (6.3.6) */
 #define SMMU_IDR5_OAS_MASK 0x7u
 #define SMMU_IDR5_GRAN4K SMMU_BIT(4)
+/* IDR6 (6.3.45) */
+#define SMMU_IDR6_LOG2NUMP_SHIFT 24
+#define SMMU_IDR6_LOG2NUMQ_SHIFT 16
+#define SMMU_IDR6_LOG2NUM_MASK 0xFu
 
 /* CR0 / CR0ACK (6.3.9) */
 #define SMMU_CR0_SMMUEN SMMU_BIT(0)
@@ -77,6 +95,19 @@
 /* *_PROD / *_CONS */
 #define SMMU_Q_OVFLG SMMU_BIT(31)     /* EVENTQ_PROD.OVFLG, EVENTQ_CONS.OVACKFLG */
 #define SMMU_Q_WR_RD_MASK 0xFFFFFu     /* index and wrap bit */
+/* ECMDQ interface registers, relative to the interface (6.3.107-6.3.109);
+ * 2^LOG2NUMQ interfaces spread evenly through each 64 KiB control page. */
+#define SMMU_ECMDQ_BASE 0x00u
+#define SMMU_ECMDQ_PROD 0x08u
+#define SMMU_ECMDQ_CONS 0x0Cu
+#define SMMU_ECMDQ_PROD_EN SMMU_BIT(31)
+#define SMMU_ECMDQ_PROD_ERRACK SMMU_BIT(23)
+#define SMMU_ECMDQ_CONS_ENACK SMMU_BIT(31)
+#define SMMU_ECMDQ_CONS_ERR SMMU_BIT(23)
+
+/* ---- Stream table level-1 descriptor (5.1.2): SPAN[4:0], L2Ptr[51:6] */
+#define SMMU_L1STD_SPAN_MASK 0x1Full
+#define SMMU_L1STD_L2PTR_MASK SMMU_GENMASK64(51, 6)
 
 /* ---- Stream table entry, 8 dwords (5.2) */
 #define SMMU_STE_DWORDS 8
@@ -135,6 +166,7 @@
 #define SMMU_CMDQ_CONS_ERR_MASK 0x7Fu
 #define SMMU_CERROR_ILL 1u
 #define SMMU_GERROR_CMDQ_ERR SMMU_BIT(0)
+#define SMMU_GERROR_CMDQP_ERR SMMU_BIT(9)
 
 /* ---- Event record, 4 dwords (7.3) */
 #define SMMU_EVT_DWORDS 4

@@ -36,6 +36,26 @@ TEST(SmmuHwHeader, RegisterFields) {
   EXPECT_EQ(SMMU_IDR1_SSIDSIZE_MASK << SMMU_IDR1_SSIDSIZE_SHIFT, reg::idr1::kSsidSize.mask32());
   EXPECT_EQ(SMMU_IDR5_OAS_MASK, reg::idr5::kOas.mask32());
   EXPECT_EQ(SMMU_IDR5_GRAN4K, reg::idr5::kGran4K.mask32());
+  EXPECT_EQ(SMMU_IDR0_HYP, reg::idr0::kHyp.mask32());
+  EXPECT_EQ(SMMU_IDR0_CD2L, reg::idr0::kCd2l.mask32());
+  EXPECT_EQ(SMMU_IDR0_ST_LEVEL_MASK << SMMU_IDR0_ST_LEVEL_SHIFT, reg::idr0::kStLevel.mask32());
+  EXPECT_EQ(SMMU_IDR1_QS_MASK << SMMU_IDR1_CMDQS_SHIFT, reg::idr1::kCmdqs.mask32());
+  EXPECT_EQ(SMMU_IDR1_QS_MASK << SMMU_IDR1_EVENTQS_SHIFT, reg::idr1::kEventqs.mask32());
+  EXPECT_EQ(SMMU_IDR1_ECMDQ, reg::idr1::kEcmdq.mask32());
+  EXPECT_EQ(SMMU_IDR3_RIL, reg::idr3::kRil.mask32());
+  EXPECT_EQ(SMMU_IDR6, reg::kIdr6);
+  EXPECT_EQ(SMMU_IDR6_LOG2NUM_MASK << SMMU_IDR6_LOG2NUMP_SHIFT, reg::idr6::kCmdqControlPageLog2NumP.mask32());
+  EXPECT_EQ(SMMU_IDR6_LOG2NUM_MASK << SMMU_IDR6_LOG2NUMQ_SHIFT, reg::idr6::kCmdqControlPageLog2NumQ.mask32());
+  EXPECT_EQ(SMMU_CMDQ_CONTROL_PAGE_BASE(3), reg::cmdq_control_page_base_offset(3));
+  EXPECT_EQ(SMMU_CMDQ_CONTROL_PAGE_ADDR_MASK, reg::cmdq_control_page_base::kAddr.mask());
+  EXPECT_EQ(SMMU_ECMDQ_BASE, reg::kEcmdqBase);
+  EXPECT_EQ(SMMU_ECMDQ_PROD, reg::kEcmdqProd);
+  EXPECT_EQ(SMMU_ECMDQ_CONS, reg::kEcmdqCons);
+  EXPECT_EQ(SMMU_ECMDQ_PROD_EN, reg::ecmdq_prod::kEn.mask32());
+  EXPECT_EQ(SMMU_ECMDQ_PROD_ERRACK, reg::ecmdq_prod::kErrAck.mask32());
+  EXPECT_EQ(SMMU_ECMDQ_CONS_ENACK, reg::ecmdq_cons::kEnAck.mask32());
+  EXPECT_EQ(SMMU_ECMDQ_CONS_ERR, reg::ecmdq_cons::kErr.mask32());
+  EXPECT_EQ(SMMU_GERROR_CMDQP_ERR, reg::gerror::kCmdqpErr.mask32());
   EXPECT_EQ(SMMU_CR0_SMMUEN, reg::cr0::kSmmuEn.mask32());
   EXPECT_EQ(SMMU_CR0_EVTQEN, reg::cr0::kEventqEn.mask32());
   EXPECT_EQ(SMMU_CR0_CMDQEN, reg::cr0::kCmdqEn.mask32());
@@ -124,6 +144,13 @@ TEST(SmmuHwHeader, CommandLayouts) {
   EXPECT_EQ(SMMU_CMDQ_CONS_ERR_MASK << SMMU_CMDQ_CONS_ERR_SHIFT, reg::queue_cons::kErr.mask32());
   EXPECT_EQ(SMMU_CERROR_ILL, reg::cerror::kIll);
   EXPECT_EQ(SMMU_GERROR_CMDQ_ERR, reg::gerror::kCmdqErr.mask32());
+}
+
+TEST(SmmuHwHeader, StreamTableL1Descriptor) {
+  const uint64_t l2 = 0x8123'4000ull;
+  const L1Std d = decode_l1_std((9 & SMMU_L1STD_SPAN_MASK) | (l2 & SMMU_L1STD_L2PTR_MASK));
+  EXPECT_EQ(d.span, 9u);
+  EXPECT_EQ(d.l2ptr, l2);
 }
 
 }  // namespace

@@ -1,0 +1,112 @@
+/*
+ * Stream table (IHI 0070 5.1-5.2) and context descriptors (5.4): a linear
+ * table, or a 2-level one (Linux's split of 8 SID bits per level-2 table,
+ * each level-2 table allocated when its first stream is attached), and the
+ * safe update order of facts §3: the rest of an STE or CD before the dword
+ * that makes it valid, then CFGI_STE + CMD_SYNC.
+ */
+#include "lib/string.h"
+#include "smmu/arm_smmu_internal.h"
+
+#define STRTAB_LINEAR_MAX_LOG2 8u /* linear tables of up to 256 STEs */
+#define STRTAB_SPLIT 8u           /* SID bits resolved by a level-2 table */
+#define STRTAB_L1_MAX_LOG2 12u    /* up to 4096 level-1 descriptors */
+
+static const uint64_t ste_abort = SMMU_STE0_V | ((uint64_t)SMMU_STE_CONFIG_ABORT << SMMU_STE0_CONFIG_SHIFT);
+
+static void init_stes_abort(uint64_t *stes, unsigned count) {
+  for (unsigned i = 0; i < count; i++) {
+    sw_memset(stes + SMMU_STE_DWORDS * i, 0, SMMU_STE_DWORDS * 8);
+    stes[SMMU_STE_DWORDS * i] = ste_abort;
+  }
+}
+
+int smmu_strtab_init(struct smmu_device *dev) {
+  dev->strtab_2lvl = dev->feat.two_level_strtab && dev->feat.sidsize > STRTAB_SPLIT;
+  if (dev->strtab_2lvl) {
+    /* Level 1 covers SIDSIZE bits (capped); every descriptor starts invalid,
+     * so an unattached stream gets C_BAD_STREAMID-like treatment by abort. */
+    const unsigned sid_bits = dev->feat.sidsize < STRTAB_SPLIT + STRTAB_L1_MAX_LOG2 ? dev->feat.sidsize
+                                                                                   : STRTAB_SPLIT + STRTAB_L1_MAX_LOG2;
+    dev->strtab_log2 = sid_bits;
+    dev->strtab_split = STRTAB_SPLIT;
+    const unsigned l1_entries = 1u << (sid_bits - STRTAB_SPLIT);
+    dev->strtab = hal_dma_alloc((size_t)l1_entries * 8, 64, &dev->strtab_pa);
+    if (!dev->strtab) return -1;
+    hal_barrier(HAL_BARRIER_DSB);
+    smmu_wr64(dev, SMMU_STRTAB_BASE, dev->strtab_pa);
+    smmu_wr(dev, SMMU_STRTAB_BASE_CFG,
+            sid_bits | (STRTAB_SPLIT << SMMU_STRTAB_CFG_SPLIT_SHIFT) |
+                (SMMU_STRTAB_CFG_FMT_2LVL << SMMU_STRTAB_CFG_FMT_SHIFT));
+    return 0;
+  }
+  dev->strtab_log2 = dev->feat.sidsize < STRTAB_LINEAR_MAX_LOG2 ? dev->feat.sidsize : STRTAB_LINEAR_MAX_LOG2;
+  dev->strtab = hal_dma_alloc((size_t)SMMU_STE_DWORDS * 8 << dev->strtab_log2, 4096, &dev->strtab_pa);
+  if (!dev->strtab) return -1;
+  init_stes_abort(dev->strtab, 1u << dev->strtab_log2);
+  hal_barrier(HAL_BARRIER_DSB);
+  smmu_wr64(dev, SMMU_STRTAB_BASE, dev->strtab_pa);
+  smmu_wr(dev, SMMU_STRTAB_BASE_CFG, dev->strtab_log2 | (SMMU_STRTAB_CFG_FMT_LINEAR << SMMU_STRTAB_CFG_FMT_SHIFT));
+  return 0;
+}
+
+/* The STE of `sid`, allocating its level-2 table (all aborting) the first
+ * time; NULL when the SID is beyond the table or memory ran out. */
+static uint64_t *ste_of(struct smmu_device *dev, uint32_t sid) {
+  if (sid >= (1u << dev->strtab_log2)) return 0;
+  if (!dev->strtab_2lvl) return dev->strtab + SMMU_STE_DWORDS * sid;
+  uint64_t *l1 = dev->strtab + (sid >> dev->strtab_split);
+  const unsigned l2_entries = 1u << dev->strtab_split;
+  sw_spin_lock(&dev->cfg_lock);
+  if (!(*l1 & SMMU_L1STD_SPAN_MASK)) {
+    phys_addr_t pa;
+    uint64_t *l2 = hal_dma_alloc((size_t)SMMU_STE_DWORDS * 8 * l2_entries, 4096, &pa);
+    if (!l2) {
+      sw_spin_unlock(&dev->cfg_lock);
+      return 0;
+    }
+    init_stes_abort(l2, l2_entries);
+    hal_barrier(HAL_BARRIER_DSB);
+    /* SPAN = split + 1: the level-2 table holds 2^(SPAN-1) STEs (5.1.2). */
+    *l1 = ((dev->strtab_split + 1) & SMMU_L1STD_SPAN_MASK) | (pa & SMMU_L1STD_L2PTR_MASK);
+    hal_barrier(HAL_BARRIER_DSB);
+  }
+  sw_spin_unlock(&dev->cfg_lock);
+  uint64_t *l2 = hal_phys_to_virt(*l1 & SMMU_L1STD_L2PTR_MASK);
+  return l2 + SMMU_STE_DWORDS * (sid & (l2_entries - 1));
+}
+
+static int write_ste(struct smmu_device *dev, uint32_t sid, uint64_t w0) {
+  uint64_t *ste = ste_of(dev, sid);
+  if (!ste) return -1;
+  /* Dword 0 (with V) is written last, after the rest is visible. */
+  for (int i = 1; i < SMMU_STE_DWORDS; i++) ste[i] = 0;
+  hal_barrier(HAL_BARRIER_DSB);
+  ste[0] = w0;
+  hal_barrier(HAL_BARRIER_DSB);
+  const uint64_t cfgi[1][2] = {{SMMU_CMD_CFGI_STE | ((uint64_t)sid << SMMU_CMD0_SID_SHIFT), SMMU_CMD1_LEAF}};
+  return smmu_cmdq_issue(dev, cfgi, 1, true);
+}
+
+int smmu_attach_abort(struct smmu_device *dev, uint32_t sid) { return write_ste(dev, sid, ste_abort); }
+
+int smmu_detach(struct smmu_device *dev, uint32_t sid) { return smmu_attach_abort(dev, sid); }
+
+int smmu_attach_bypass(struct smmu_device *dev, uint32_t sid) {
+  return write_ste(dev, sid, SMMU_STE0_V | ((uint64_t)SMMU_STE_CONFIG_BYPASS << SMMU_STE0_CONFIG_SHIFT));
+}
+
+int smmu_attach_s1(struct smmu_device *dev, uint32_t sid, uint16_t asid, phys_addr_t ttb) {
+  phys_addr_t cd_pa;
+  uint64_t *cd = hal_dma_alloc(SMMU_CD_DWORDS * 8, 64, &cd_pa);
+  if (!cd) return -1;
+  /* The CD's safe order (facts §3): dwords 1..3 first, then dword 0 with V. */
+  cd[1] = ttb & SMMU_CD1_TTB0_MASK;
+  hal_barrier(HAL_BARRIER_DSB);
+  cd[0] = 16 /* T0SZ: 48-bit VA */ | (0ull << SMMU_CD0_TG0_SHIFT) | SMMU_CD0_EPD1 | (5ull << SMMU_CD0_IPS_SHIFT) |
+          SMMU_CD0_AA64 | ((uint64_t)asid << SMMU_CD0_ASID_SHIFT) | SMMU_CD0_V;
+  hal_barrier(HAL_BARRIER_DSB);
+  return write_ste(dev, sid,
+                   SMMU_STE0_V | ((uint64_t)SMMU_STE_CONFIG_S1 << SMMU_STE0_CONFIG_SHIFT) |
+                       (cd_pa & SMMU_STE0_S1CTXPTR_MASK));
+}
