@@ -1,6 +1,8 @@
-// smmu-vp command line: run a scenario, list apps, print the config reference.
+// smmu-vp command line: run a scenario, sweep one over axes of overrides, list
+// apps, print the config reference.
 // Exit codes: 0 success, 1 internal error, 2 bad input (command line, config,
-// firmware, output directory), 3 an app failed, 4 time limit, 5 deadlock.
+// firmware, output directory), 3 an app failed (sweep: a point failed),
+// 4 time limit, 5 deadlock.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +22,7 @@
 #include "output/trace_writer.h"
 #include "platform.h"
 #include "apps/apps.h"
+#include "cli/sweep.h"
 
 #ifndef SMMU_VP_VERSION
 #define SMMU_VP_VERSION "unknown"
@@ -167,6 +170,17 @@ int sc_main(int argc, char** argv) {
   run_cmd->add_option("--firmware", ra.firmware, "Firmware .so exporting smmu_vp_firmware (docs/firmware.md)")->check(CLI::ExistingFile);
   run_cmd->add_flag("--quiet", ra.quiet, "No progress lines on stderr");
 
+  smmu_vp::cli::SweepArgs sa;
+  CLI::App* sweep_cmd = cli.add_subcommand("sweep", "Run a scenario at every point of its \"sweep\" axes, a process per point, and tabulate the results");
+  sweep_cmd->add_option("scenario", sa.file, "Scenario JSON file with a \"sweep\" section (e.g. platform/scenarios/smmu_stress_sweep.json)")
+      ->required()->check(CLI::ExistingFile);
+  sweep_cmd->add_option("--set", sa.sets, "Override a config value at every point, after the point's own: dotted.path=value (repeatable)");
+  sweep_cmd->add_option("--out", sa.out, "Directory for sweep.csv, sweep.json and one directory per point")->capture_default_str();
+  sweep_cmd->add_option("--jobs,-j", sa.jobs, "Points run at once (default: one per hardware thread)")->check(CLI::Range(1u, 4096u));
+  sweep_cmd->add_option("--seed", sa.seed, "Seed of hal_random() at every point (overrides scenario.seed)");
+  sweep_cmd->add_option("--format", sa.format, "Rendering of the table on stdout")
+      ->check(CLI::IsMember({"table", "csv", "markdown"}))->capture_default_str();
+
   CLI::App* apps_cmd = cli.add_subcommand("apps", "List the built-in apps and their parameters");
   CLI::App* doc_cmd = cli.add_subcommand("config-reference", "Print the configuration reference (Markdown, as in docs/config.md)");
 
@@ -179,6 +193,7 @@ int sc_main(int argc, char** argv) {
 
   try {
     if (*run_cmd) return run(ra);
+    if (*sweep_cmd) return smmu_vp::cli::run_sweep(sa, builtin_apps());
     if (*apps_cmd) {
       list_apps();
       return 0;

@@ -13,12 +13,23 @@ namespace {
 
 using T = Type;
 
+}  // namespace
+
 // Starting values of the cost table; to be fitted per platform in docs/results.md.
-json default_costs() {
+static json default_costs() {
   return json{{"function_call", 5},    {"indirect_call", 10},  {"rbtree_visit", 30},   {"list_op", 5},
               {"cache_miss", 200},     {"kmem_alloc", 60},     {"pte_write", 4},       {"cache_clean_line", 40},
               {"memcpy_64b", 12},      {"slot_scan", 3}};
 }
+
+std::map<std::string, uint64_t> default_cost_table() {
+  std::map<std::string, uint64_t> t;
+  const json d = default_costs();
+  for (auto it = d.begin(); it != d.end(); ++it) t[it.key()] = it.value().get<uint64_t>();
+  return t;
+}
+
+namespace {
 
 NodePtr cpu_schema() {
   const CpuConfig d;
@@ -315,6 +326,9 @@ const Node& run_schema() {
 RunConfig build_run_config(json doc, const std::string& base_dir, const std::vector<std::string>& overrides,
                            const std::vector<const hal_app*>& apps) {
   if (!doc.is_object()) throw ConfigError("", "expected an object with \"platform\" and \"scenario\"");
+  // The same file serves `smmu-vp sweep`, which reads this section; a run
+  // takes the base values and ignores it.
+  doc.erase("sweep");
   if (doc.contains("platform") && doc["platform"].is_string()) {
     const std::string p = doc["platform"].get<std::string>();
     const std::string full = (!p.empty() && p[0] == '/') ? p : base_dir + "/" + p;

@@ -66,7 +66,8 @@ struct RunConfig {
 const Node& run_schema();
 
 // Loads a scenario file. "platform" may be an object or a path to a JSON file
-// (relative to the scenario's directory). `overrides` are --set assignments.
+// (relative to the scenario's directory). A top-level "sweep" section (read by
+// `smmu-vp sweep`) is ignored. `overrides` are --set assignments.
 // `apps` are the programs that can be named (built-in apps, or the firmware).
 // Throws ConfigError (bad content) or std::runtime_error (unreadable file).
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
@@ -77,5 +78,8 @@ RunConfig build_run_config(nlohmann::json doc, const std::string& base_dir,
 
 // Markdown parameter reference (docs/config.md) including every app's parameters.
 std::string render_config_reference(const std::vector<const hal_app*>& apps);
+
+// The cost table every run starts from (platform.cpu.costs adds to it).
+std::map<std::string, uint64_t> default_cost_table();
 
 }  // namespace smmu_vp::config

@@ -1,11 +1,13 @@
 // The smmu-vp command line as a user runs it: exit codes, error messages,
-// determinism, firmware loading, result files.
+// determinism, firmware loading, result files, sweeps.
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,8 +21,9 @@ struct Cmd {
   std::string out;  // stdout and stderr together
 };
 
-Cmd sh(const std::string& args) {
-  const std::string cmd = std::string(SMMU_VP_CLI) + " " + args + " 2>&1";
+// Runs smmu-vp; `out` holds stdout and, unless `with_stderr` is false, stderr.
+Cmd sh(const std::string& args, bool with_stderr = true) {
+  const std::string cmd = std::string(SMMU_VP_CLI) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   Cmd r{-1, ""};
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -60,6 +63,10 @@ TEST(Cli, VersionAndHelp) {
   EXPECT_EQ(h.exit_code, 0);
   for (const char* opt : {"--set", "--out", "--trace", "--log-level", "--seed", "--firmware"})
     EXPECT_NE(h.out.find(opt), std::string::npos) << opt;
+  const Cmd sw = sh("sweep --help");
+  EXPECT_EQ(sw.exit_code, 0);
+  for (const char* opt : {"--set", "--out", "--jobs", "--seed", "--format"})
+    EXPECT_NE(sw.out.find(opt), std::string::npos) << opt;
 }
 
 TEST(Cli, DefaultScenarioIsDeterministic) {
@@ -185,6 +192,182 @@ TEST(Cli, ConfigReferenceMatchesTheDocs) {
   ASSERT_NE(e, std::string::npos);
   EXPECT_EQ(doc.substr(b + begin.size(), e - b - begin.size()), r.out)
       << "docs/config.md is stale: run `make docs` to regenerate its reference section";
+}
+
+
+// --- sweep ------------------------------------------------------------------
+
+// A scenario with a sweep section: smmu_stress with a few iterations per
+// core, so that each point runs in a few milliseconds.
+std::string sweep_scenario(const fs::path& dir, const std::string& sweep) {
+  return write_file(dir, "sweep.json", std::string(R"({"platform": ")") + SMMU_VP_SOURCE_DIR +
+      R"(/platform/platforms/base.json", "scenario": {"apps": [{"app": "smmu_stress", "cores": [0],
+         "params": {"iterations": 5}}]}, "sweep": )" + sweep + "}");
+}
+
+const std::string kTwoByTwo = R"({
+  "title": "two by two",
+  "axes": [
+    {"name": "policy", "values": {"poll": {"scenario.apps.0.params.sync": 0},
+                                  "msi": {"scenario.apps.0.params.sync": 2}}},
+    {"name": "cores", "values": {"1": {"platform.cpu.count": 1, "scenario.apps.0.cores": [0]},
+                                 "2": {"platform.cpu.count": 2, "scenario.apps.0.cores": [0, 1]}}}],
+  "columns": [
+    {"title": "invalidations", "stat": "sw.smmu_stress.invalidations"},
+    {"title": "inv p50", "stat": "sw.smmu_stress.invalidation_ns", "field": "p50", "unit": "ns", "digits": 1},
+    {"title": "syncs/inv", "ratio": ["sw.smmu_stress.syncs", "sw.smmu_stress.invalidations"], "digits": 3}]})";
+
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> w;
+  for (std::string s; in >> s;) w.push_back(s);
+  return w;
+}
+
+// Whether some line of `out` starts with the words `cells`.
+bool has_row(const std::string& out, const std::vector<std::string>& cells) {
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const std::vector<std::string> w = words(line);
+    if (w.size() >= cells.size() && std::equal(cells.begin(), cells.end(), w.begin())) return true;
+  }
+  return false;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(Cli, SweepTabulatesEveryPointAndWritesResults) {
+  const fs::path d = temp_dir("sweep");
+  const std::string scen = sweep_scenario(d, kTwoByTwo);
+  const Cmd r = sh("sweep " + scen + " --jobs 2 --out " + (d / "a").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("two by two"), std::string::npos) << r.out;
+  EXPECT_TRUE(has_row(r.out, {"policy", "cores", "invalidations", "inv", "p50", "(ns)", "syncs/inv"})) << r.out;
+  // Rows in axis order; each point's overrides took effect (5 per core).
+  for (const auto& row : std::vector<std::vector<std::string>>{
+           {"poll", "1", "5"}, {"poll", "2", "10"}, {"msi", "1", "5"}, {"msi", "2", "10"}})
+    EXPECT_TRUE(has_row(r.out, row)) << row[0] << " " << row[1] << "\n" << r.out;
+  EXPECT_LT(r.out.find("poll "), r.out.find("msi "));
+  EXPECT_NE(r.out.find("[4/4] "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("policy=msi cores=2: ok"), std::string::npos) << r.out;
+
+  const std::string csv = read_text(d / "a" / "sweep.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "policy,cores,invalidations,inv p50 (ns),syncs/inv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5) << csv;
+  nlohmann::json j = read_json(d / "a" / "sweep.json");
+  ASSERT_EQ(j["points"].size(), 4u);
+  const nlohmann::json& last = j["points"][3];
+  EXPECT_EQ(last["labels"]["policy"], "msi");
+  EXPECT_EQ(last["labels"]["cores"], "2");
+  EXPECT_EQ(last["overrides"]["platform.cpu.count"], 2);
+  EXPECT_EQ(last["status"], "ok");
+  EXPECT_EQ(last["values"]["invalidations"], 10);
+  EXPECT_TRUE(fs::exists(d / "a" / "msi__2" / "stats.json"));
+
+  // Same file and seed, other parallelism: the same table, and sweep.json
+  // differs only in its wallclock section.
+  const Cmd again = sh("sweep " + scen + " --jobs 1 --format csv --out " + (d / "b").string(), false);
+  ASSERT_EQ(again.exit_code, 0);
+  EXPECT_EQ(again.out, csv);
+  nlohmann::json jb = read_json(d / "b" / "sweep.json");
+  j.erase("wallclock");
+  jb.erase("wallclock");
+  EXPECT_EQ(j, jb);
+
+  const Cmd md = sh("sweep " + scen + " --format markdown --out " + (d / "c").string(), false);
+  ASSERT_EQ(md.exit_code, 0);
+  EXPECT_EQ(md.out.rfind("| policy | cores | invalidations |", 0), 0u) << md.out;
+  EXPECT_NE(md.out.find("--:"), std::string::npos) << md.out;
+
+  // `run` takes the same file as one scenario with its base values.
+  const Cmd base = sh("run " + scen + " --quiet --out " + (d / "base").string());
+  ASSERT_EQ(base.exit_code, 0) << base.out;
+  EXPECT_EQ(read_json(d / "base" / "stats.json")["sw"]["smmu_stress"]["invalidations"], 5);
+}
+
+TEST(Cli, BadSweepSectionNamesThePathAndExitsTwo) {
+  const fs::path d = temp_dir("badsweep");
+  const std::string columns = R"("columns": [{"title": "n", "stat": "sw.smmu_stress.invalidations"}])";
+  const std::string axis = R"({"name": "sync", "values": {"poll": {"scenario.apps.0.params.sync": 0}}})";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {R"({"axes": [{"name": "sync"}], )" + columns + "}", {"/sweep/axes/0/values", "missing"}},
+      {R"({"axes": [{"name": "sync", "values": {}}], )" + columns + "}", {"/sweep/axes/0/values", "at least one"}},
+      {R"({"axes": [)" + axis + R"(], "columns": [{"title": "p", "stat": "a.b", "field": "p75"}]})",
+       {"/sweep/columns/0/field", "p75"}},
+      {R"({"axes": [)" + axis + R"(], "columns": [{"title": "p", "stat": "a.b", "colour": 1}]})",
+       {"/sweep/columns/0/colour", "unknown key"}},
+      {R"({"axes": [)" + axis + R"(], "columns": [{"title": "p", "ratio": ["a.b"]}]})", {"/sweep/columns/0/ratio"}},
+      {R"({"axes": [{"name": "n", "values": {"a/b": {}}}], )" + columns + "}", {"/sweep/axes/0/values/a~1b", "label"}},
+      // A point whose configuration is invalid stops the sweep before it runs.
+      {R"({"axes": [{"name": "cores", "values": {"0": {"platform.cpu.count": 0}}}], )" + columns + "}",
+       {"/platform/cpu/count", "cores=0"}},
+  };
+  for (const auto& [sweep, expected] : cases) {
+    const std::string scen = sweep_scenario(d, sweep);
+    const Cmd r = sh("sweep " + scen + " --out " + (d / "o").string());
+    EXPECT_EQ(r.exit_code, 2) << sweep << "\n" << r.out;
+    for (const std::string& e : expected) EXPECT_NE(r.out.find(e), std::string::npos) << e << "\n" << r.out;
+  }
+  EXPECT_FALSE(fs::exists(d / "o")) << "nothing should have run";
+  const Cmd none = sh("sweep " + kDefault + " --out " + (d / "o").string());
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.out.find("/sweep: required object is missing"), std::string::npos) << none.out;
+}
+
+TEST(Cli, FailedSweepPointShowsFailedAndExitsThree) {
+  const fs::path d = temp_dir("failsweep");
+  const std::string scen = sweep_scenario(d, R"({
+    "axes": [{"name": "stop", "values": {"long": {}, "short": {"scenario.stop.max_time_us": 0.001}}}],
+    "columns": [{"title": "invalidations", "stat": "sw.smmu_stress.invalidations"}]})");
+  const Cmd r = sh("sweep " + scen + " --out " + (d / "o").string());
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("stop=short: failed with exit code 4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find((d / "o" / "short").string()), std::string::npos) << r.out;
+  EXPECT_TRUE(has_row(r.out, {"long", "5"})) << r.out;
+  EXPECT_TRUE(has_row(r.out, {"short", "failed"})) << r.out;
+  const nlohmann::json j = read_json(d / "o" / "sweep.json");
+  EXPECT_EQ(j["points"][1]["status"], "failed");
+  EXPECT_EQ(j["points"][1]["outcome"], "exit code 4");
+  EXPECT_TRUE(j["points"][1]["values"]["invalidations"].is_null());
+  EXPECT_TRUE(fs::exists(d / "o" / "short" / "run.log"));
+}
+
+TEST(Cli, SweepStatMissingAtSomePointsIsADash) {
+  const fs::path d = temp_dir("missingsweep");
+  // A stat only some points record shows as "-" there, with one warning;
+  // a stat no point records is an error after the table.
+  const std::string scen = sweep_scenario(d, R"({
+    "axes": [{"name": "app", "values": {
+        "stress": {},
+        "lock": {"scenario.apps.0": {"app": "lock_contend", "cores": [0], "params": {"iterations": 5}}}}}],
+    "columns": [{"title": "invalidations", "stat": "sw.smmu_stress.invalidations"},
+                {"title": "dram reads", "stat": "dram.reads"}]})");
+  Cmd r = sh("sweep " + scen + " --out " + (d / "o").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(has_row(r.out, {"lock", "-"})) << r.out;
+  EXPECT_NE(r.out.find("warning: column \"invalidations\": no stat \"sw.smmu_stress.invalidations\""), std::string::npos)
+      << r.out;
+
+  const std::string typo = sweep_scenario(d, R"({
+    "axes": [{"name": "sync", "values": {"poll": {}}}],
+    "columns": [{"title": "n", "stat": "sw.smmu_stress.invalidatoins"}]})");
+  r = sh("sweep " + typo + " --out " + (d / "t").string());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("sw.smmu_stress.invalidatoins"), std::string::npos) << r.out;
+  EXPECT_TRUE(has_row(r.out, {"poll", "-"})) << r.out;
+}
+
+TEST(Cli, ShippedStressSweepRuns) {
+  const fs::path d = temp_dir("shippedsweep");
+  const Cmd r = sh("sweep " + std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/smmu_stress_sweep.json" +
+                   " --set scenario.apps.0.params.iterations=3 --out " + d.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = read_json(d / "sweep.json");
+  EXPECT_GE(j["points"].size(), 10u);
+  for (const auto& p : j["points"]) EXPECT_EQ(p["status"], "ok") << p.dump();
 }
 
 }  // namespace

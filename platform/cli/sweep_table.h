@@ -1,0 +1,44 @@
+// The results table of a sweep: column values read from each point's
+// stats.json, formatted, and rendered as aligned text, CSV or Markdown.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/sweep_spec.h"
+
+namespace smmu_vp::cli {
+
+struct Cell {
+  enum class Kind {
+    kValue,      // `value` holds the scaled number
+    kFailed,     // the point's run failed
+    kMissing,    // the stat is not in stats.json (or is not a number)
+    kUndefined,  // a ratio whose denominator is 0
+  };
+  Kind kind = Kind::kFailed;
+  double value = 0;
+  std::string problem;  // why there is no value, for kMissing and kUndefined
+};
+
+// The column's value in one point's stats.json.
+Cell column_cell(const Column& column, const nlohmann::json& stats);
+
+struct Table {
+  std::vector<std::string> header;
+  std::vector<bool> numeric;  // per column: right-aligned
+  std::vector<std::vector<std::string>> rows;
+};
+
+// One row per point: its labels, then each column's cell as text
+// (cells[point][column]).
+Table make_table(const SweepSpec& spec, const std::vector<SweepPoint>& points,
+                 const std::vector<std::vector<Cell>>& cells);
+
+std::string render_text(const Table& t, const std::string& title);
+std::string render_csv(const Table& t);
+std::string render_markdown(const Table& t);
+
+}  // namespace smmu_vp::cli
