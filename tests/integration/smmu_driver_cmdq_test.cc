@@ -1,0 +1,227 @@
+// The driver's command-submission policies under several cores: every core
+// maps its own pages, warms them into the TLB by DMA, removes them, and
+// invalidates through the driver; a DMA right after the invalidation returns
+// must fault (no SYNC may return before its TLBIs ran), and every command the
+// driver counted must have reached the SMMU (none lost). Also: bring-up on
+// each profile and table format, recovery from an illegal command under each
+// policy, and the fallback when ECMDQ is absent.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "drivers/dma/dma_engine.h"
+#include "hal/hal.h"
+#include "platform_fixture.h"
+#include "smmu/arm_smmu.h"
+#include "smmu_test_driver.h"
+
+namespace smmu_vp::test {
+namespace {
+
+constexpr uint64_t kIova = 0x4000'0000;
+constexpr unsigned kCores = 4;
+constexpr unsigned kRounds = 8;  // pages each core removes and invalidates
+
+smmu_device g_dev;
+volatile uint32_t g_ready, g_done;
+uint64_t* g_leaf;
+struct Outcome {
+  struct smmu_policy in_force {};
+  unsigned warm_ok[kCores] = {}, faulted[kCores] = {};
+  int bad_cmd = 0, after_bad = -1;
+  uint64_t events = 0, syncs_at_policy = 0;
+} g;
+
+uint32_t dma_read(struct dma_engine* dma, unsigned ch, uint64_t iova) {
+  dma_engine_start(dma, ch, iova, iova, 64, DMA_COMPLETE_POLL);
+  dma_engine_wait_poll(dma, ch);
+  return dma_engine_ack(dma, ch);
+}
+
+int cmdq_policy_main(void) {
+  const unsigned cpu = hal_cpu_id();
+  struct hal_device_info info;
+  if (hal_device_find("dma0", &info) != 0) return 1;
+  if (cpu == 0) {
+    if (smmu_probe(&g_dev, hal_smmu().base) || smmu_reset(&g_dev)) return 1;
+    struct smmu_policy want = {};
+    want.cmdq = static_cast<enum smmu_cmdq_policy>(hal_param("cmdq"));
+    want.sync = static_cast<enum smmu_sync_policy>(hal_param("sync"));
+    want.elide_back_to_back_sync = hal_param("elide") != 0;
+    g.in_force = smmu_set_policy(&g_dev, want);
+    g.syncs_at_policy = g_dev.stats.syncs;
+    phys_addr_t buf;
+    if (!hal_dma_alloc(kCores * kRounds * 4096, 4096, &buf)) return 1;
+    if (smmu_attach_s1(&g_dev, info.stream_id, 1, build_tables(kIova, buf, kCores * kRounds, &g_leaf))) return 2;
+    if (hal_param("inject_illegal")) {
+      // An illegal command is skipped and the queue goes on.
+      const uint64_t bad[1][2] = {{0xFF, 0}};
+      g.bad_cmd = smmu_cmdq_issue(&g_dev, bad, 1, true);
+      g.after_bad = smmu_tlbi_range(&g_dev, 1, kIova, 4096);
+    }
+    hal_store32(&g_ready, 1);
+  }
+  while (!hal_load32(&g_ready)) hal_cpu_relax();
+  struct dma_engine dma;
+  if (dma_engine_probe(&dma, "dma0") != 0) return 1;
+  const unsigned ch = cpu;  // one DMA channel per core
+  for (unsigned i = 0; i < kRounds; ++i) {
+    const unsigned page = cpu * kRounds + i;
+    const uint64_t iova = kIova + page * 4096ull;
+    g.warm_ok[cpu] += dma_read(&dma, ch, iova) == DMA_ERR_NONE;
+    g_leaf[((kIova >> 12) + page) & 511] = 0;
+    hal_barrier(HAL_BARRIER_DSB);
+    if (smmu_tlbi_range(&g_dev, 1, iova, 4096) != 0) return 3;
+    g.faulted[cpu] += dma_read(&dma, ch, iova) == DMA_ERR_READ;
+  }
+  hal_fetch_add32(&g_done, 1);
+  if (cpu == 0) {
+    while (hal_load32(&g_done) != kCores) hal_cpu_relax();
+    g.events = smmu_handle_events(&g_dev);
+  }
+  return 0;
+}
+const hal_param_decl cmdq_policy_params[] = {{"cmdq", 0, "smmu_cmdq_policy"},
+                                             {"sync", 0, "smmu_sync_policy"},
+                                             {"elide", 0, "elide back-to-back SYNCs"},
+                                             {"inject_illegal", 0, "issue an illegal command first"},
+                                             {}};
+const hal_app cmdq_policy_app = {"smmu_cmdq_policy", "invalidation on every core under one queue policy",
+                                 cmdq_policy_main, cmdq_policy_params};
+
+struct Case {
+  const char* name;
+  unsigned cmdq, sync, elide;
+  std::vector<std::string> overrides;
+};
+
+TestRun run_case(const Case& c, unsigned inject = 0) {
+  std::vector<std::string> o = {"platform.devices.dma0.channels=4"};
+  o.insert(o.end(), c.overrides.begin(), c.overrides.end());
+  return run(scenario({{{"app", "smmu_cmdq_policy"},
+                        {"cores", {0, 1, 2, 3}},
+                        {"params", {{"cmdq", c.cmdq}, {"sync", c.sync}, {"elide", c.elide}, {"inject_illegal", inject}}}}}),
+             {&cmdq_policy_app}, o);
+}
+
+// Commands the SMMU consumed, over the main queue and every ECMDQ.
+uint64_t smmu_commands(const TestRun& t) {
+  uint64_t n = t.counter("smmu.cmdq.commands");
+  for (unsigned q = 0; q < 16; ++q) n += t.counter("smmu.ecmdq" + std::to_string(q) + ".commands");
+  return n;
+}
+uint64_t smmu_syncs(const TestRun& t) {
+  uint64_t n = t.counter("smmu.cmdq.syncs");
+  for (unsigned q = 0; q < 16; ++q) n += t.counter("smmu.ecmdq" + std::to_string(q) + ".syncs");
+  return n;
+}
+
+class SmmuDriverCmdq : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SmmuDriverCmdq, NoSyncReturnsEarlyAndNoCommandIsLost) {
+  const Case& c = GetParam();
+  const TestRun t = run_case(c);
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(g.in_force.cmdq, c.cmdq);
+  EXPECT_EQ(g.in_force.sync, c.sync);
+  for (unsigned cpu = 0; cpu < kCores; ++cpu) {
+    EXPECT_EQ(g.warm_ok[cpu], kRounds) << "cpu" << cpu;
+    EXPECT_EQ(g.faulted[cpu], kRounds) << "cpu" << cpu << ": a translation survived its invalidation";
+  }
+  EXPECT_EQ(g.events, kCores * kRounds);  // one F_TRANSLATION per removed page
+  EXPECT_EQ(smmu_commands(t), g_dev.stats.commands);
+  EXPECT_EQ(smmu_syncs(t), g_dev.stats.syncs);
+  EXPECT_EQ(t.counter("smmu.cmdq.errors.CERROR_ILL"), 0u);
+  if (std::string(c.name) == "LockfreeMsiSmallQueue") {
+    EXPECT_GT(g_dev.stats.cmdq_full_waits, 0u);
+  }
+  if (c.elide) {
+    // Every SYNC asked for after the policy took effect (the attach's and
+    // one per invalidation) was either issued or elided.
+    EXPECT_EQ(g_dev.stats.syncs_elided + g_dev.stats.syncs, g.syncs_at_policy + 1u + kCores * kRounds);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Policies, SmmuDriverCmdq,
+    ::testing::Values(Case{"SpinlockPoll", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_POLL, 0, {}},
+                      Case{"SpinlockSev", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_SEV, 0, {}},
+                      Case{"SpinlockMsiElide", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_MSI, 1, {}},
+                      Case{"LockfreePoll", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_POLL, 0, {}},
+                      Case{"LockfreeSev", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_SEV, 0, {}},
+                      Case{"LockfreeMsi", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_MSI, 0, {}},
+                      // A 4-entry queue: four cores keep it full, so the
+                      // exclusive cons refresh and the wrap of the valid map run.
+                      Case{"LockfreeMsiSmallQueue", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_MSI, 0,
+                           {"platform.smmu.features.cmdqs=2"}},
+                      Case{"EcmdqPoll", SMMU_CMDQ_ECMDQ, SMMU_SYNC_POLL, 0, {}},
+                      Case{"EcmdqMsi", SMMU_CMDQ_ECMDQ, SMMU_SYNC_MSI, 0, {}},
+                      // Two queues for four cores: pairs share a queue.
+                      Case{"EcmdqSharedQueues", SMMU_CMDQ_ECMDQ, SMMU_SYNC_MSI, 0,
+                           {"platform.smmu.features.ecmdq_log2_pages=0", "platform.smmu.features.ecmdq_log2_queues=1"}}),
+    [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+
+TEST(SmmuDriverCmdqFallback, EcmdqAbsentFallsBackToLockfree) {
+  const TestRun t = run_case(Case{"", SMMU_CMDQ_ECMDQ, SMMU_SYNC_MSI, 0, {"platform.smmu.profile=\"v3.0\""}});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_FALSE(g_dev.feat.ecmdq);
+  EXPECT_EQ(g.in_force.cmdq, SMMU_CMDQ_LOCKFREE);
+  EXPECT_EQ(g.in_force.sync, SMMU_SYNC_POLL);  // v3.0 has no MSI either
+  for (unsigned cpu = 0; cpu < kCores; ++cpu) EXPECT_EQ(g.faulted[cpu], kRounds) << "cpu" << cpu;
+  EXPECT_EQ(smmu_commands(t), g_dev.stats.commands);
+}
+
+TEST(SmmuDriverCmdqFallback, ElisionOnlyWithSpinlockAndMsi) {
+  const TestRun t = run_case(Case{"", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_MSI, 1, {}});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_FALSE(g.in_force.elide_back_to_back_sync);
+  EXPECT_EQ(g_dev.stats.syncs_elided, 0u);
+}
+
+class SmmuDriverRecovery : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SmmuDriverRecovery, IllegalCommandIsSkipped) {
+  const TestRun t = run_case(GetParam(), 1);
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(g.bad_cmd, -1);
+  EXPECT_EQ(g.after_bad, 0);
+  EXPECT_EQ(g_dev.stats.cmdq_errors, 1u);
+  for (unsigned cpu = 0; cpu < kCores; ++cpu) EXPECT_EQ(g.faulted[cpu], kRounds) << "cpu" << cpu;
+  uint64_t ill = t.counter("smmu.cmdq.errors.CERROR_ILL");
+  for (unsigned q = 0; q < 16; ++q) ill += t.counter("smmu.ecmdq" + std::to_string(q) + ".errors.CERROR_ILL");
+  EXPECT_EQ(ill, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, SmmuDriverRecovery,
+                         ::testing::Values(Case{"SpinlockMsi", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_MSI, 0, {}},
+                                           Case{"LockfreePoll", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_POLL, 0, {}},
+                                           Case{"LockfreeMsi", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_MSI, 0, {}},
+                                           Case{"EcmdqMsi", SMMU_CMDQ_ECMDQ, SMMU_SYNC_MSI, 0, {}}),
+                         [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+
+// Bring-up on each profile and stream-table format: the v3.3 and v3.0
+// profiles (SIDSIZE 16: a 2-level table), and a small SID space that takes
+// a linear table.
+class SmmuDriverBringUp : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SmmuDriverBringUp, TranslatesAndInvalidates) {
+  const TestRun t = run_case(GetParam());
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  for (unsigned cpu = 0; cpu < kCores; ++cpu) {
+    EXPECT_EQ(g.warm_ok[cpu], kRounds) << "cpu" << cpu;
+    EXPECT_EQ(g.faulted[cpu], kRounds) << "cpu" << cpu;
+  }
+  EXPECT_EQ(g_dev.strtab_2lvl, g_dev.feat.sidsize > 8);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Profiles, SmmuDriverBringUp,
+    ::testing::Values(Case{"V33TwoLevel", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_POLL, 0, {}},
+                      Case{"V30TwoLevel", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_POLL, 0, {"platform.smmu.profile=\"v3.0\""}},
+                      Case{"V33Linear", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_POLL, 0,
+                           {"platform.smmu.features.sidsize=6", "platform.smmu.features.two_level_strtab=false"}}),
+    [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+
+}  // namespace
+}  // namespace smmu_vp::test
