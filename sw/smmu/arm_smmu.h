@@ -29,6 +29,12 @@ extern "C" {
 /* Commands gathered before one CMD_SYNC (Linux's CMDQ_BATCH_ENTRIES). */
 #define SMMU_CMD_BATCH 64
 
+#ifdef __cplusplus
+#define SMMU_CACHELINE_ALIGNED alignas(64)
+#else
+#define SMMU_CACHELINE_ALIGNED _Alignas(64)
+#endif
+
 struct smmu_queue {
   uint64_t *slots;     /* ring in DMA memory */
   phys_addr_t base;
@@ -80,10 +86,10 @@ struct smmu_stats {
  * cache line as Linux keeps it. */
 struct smmu_cmdq_lockfree {
   /* Software {prod, cons}; bit 31 of prod is the OWNED flag. */
-  _Alignas(64) volatile uint64_t llq;
-  _Alignas(64) volatile uint32_t owner_prod;
+  SMMU_CACHELINE_ALIGNED volatile uint64_t llq;
+  SMMU_CACHELINE_ALIGNED volatile uint32_t owner_prod;
   /* >= 0: number of SYNC waiters (shared); INT32_MIN: refreshing cons. */
-  _Alignas(64) volatile uint32_t lock;
+  SMMU_CACHELINE_ALIGNED volatile uint32_t lock;
   volatile uint64_t *valid_map; /* one bit per slot, valid = !wrap */
 };
 
