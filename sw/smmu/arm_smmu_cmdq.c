@@ -162,38 +162,41 @@ static uint64_t wait_for_space(struct smmu_device *dev, uint64_t llq, uint32_t n
   }
 }
 
+/* The valid-map bits of slots [from, to) that share one 64-bit word and one
+ * lap of the ring: the word, its mask, and where the next chunk starts. */
+struct valid_chunk {
+  uint32_t word, next;
+  uint64_t mask;
+  bool wrap;
+};
+static struct valid_chunk valid_chunk(unsigned log2, uint32_t from, uint32_t to) {
+  const uint32_t idx = q_index(log2, from), bit = idx % 64;
+  uint32_t n = 64 - bit;
+  const uint32_t left = (to - from) & q_wrap_mask(log2);
+  if (n > left) n = left;
+  if (n > (1u << log2) - idx) n = (1u << log2) - idx;
+  const struct valid_chunk c = {idx / 64, q_add(log2, from, n), (n == 64 ? ~0ull : ((1ull << n) - 1)) << bit,
+                                q_wrap(log2, from) != 0};
+  return c;
+}
+
 /* Marks slots [from, to) valid: the valid value of a slot's bit is the
  * inverse of its wrap bit, so each pass round the ring flips it. */
 static void set_valid(struct smmu_device *dev, uint32_t from, uint32_t to) {
-  const unsigned log2 = cmdq_log2(dev);
   while (from != to) {
-    const uint32_t idx = q_index(log2, from);
-    const uint32_t word = idx / 64, bit = idx % 64;
-    /* Up to the end of this word, the end of the ring, or `to`. */
-    uint32_t n = 64 - bit;
-    const uint32_t left = (to - from) & q_wrap_mask(log2);
-    if (n > left) n = left;
-    if (n > (1u << log2) - idx) n = (1u << log2) - idx;
-    const uint64_t mask = (n == 64 ? ~0ull : ((1ull << n) - 1)) << bit;
-    if (q_wrap(log2, from)) hal_fetch_andnot64(&dev->lf.valid_map[word], mask);
-    else hal_fetch_or64(&dev->lf.valid_map[word], mask);
-    from = q_add(log2, from, n);
+    const struct valid_chunk c = valid_chunk(cmdq_log2(dev), from, to);
+    if (c.wrap) hal_fetch_andnot64(&dev->lf.valid_map[c.word], c.mask);
+    else hal_fetch_or64(&dev->lf.valid_map[c.word], c.mask);
+    from = c.next;
   }
 }
 
 static void wait_valid(struct smmu_device *dev, uint32_t from, uint32_t to) {
-  const unsigned log2 = cmdq_log2(dev);
   while (from != to) {
-    const uint32_t idx = q_index(log2, from);
-    const uint32_t word = idx / 64, bit = idx % 64;
-    uint32_t n = 64 - bit;
-    const uint32_t left = (to - from) & q_wrap_mask(log2);
-    if (n > left) n = left;
-    if (n > (1u << log2) - idx) n = (1u << log2) - idx;
-    const uint64_t mask = (n == 64 ? ~0ull : ((1ull << n) - 1)) << bit;
-    const uint64_t want = q_wrap(log2, from) ? 0 : mask;
-    while ((hal_load64(&dev->lf.valid_map[word]) & mask) != want) hal_cpu_relax();
-    from = q_add(log2, from, n);
+    const struct valid_chunk c = valid_chunk(cmdq_log2(dev), from, to);
+    const uint64_t want = c.wrap ? 0 : c.mask;
+    while ((hal_load64(&dev->lf.valid_map[c.word]) & c.mask) != want) hal_cpu_relax();
+    from = c.next;
   }
 }
 
