@@ -233,16 +233,22 @@ uint64_t hal_random(void) {
 
 void hal_stat_add(const char* name, uint64_t delta) {
   HalContext::CoreApp& a = running_app();
-  Counter*& c = a.counters[name];
-  if (!c) c = &ctx().platform().stats().counter(a.stat_prefix + name);
-  c->add(delta);
+  auto& c = a.counters[name];
+  if (!c.stat || c.name != name) {
+    c.name = name;
+    c.stat = &ctx().platform().stats().counter(a.stat_prefix + name);
+  }
+  c.stat->add(delta);
 }
 
 void hal_stat_sample(const char* name, uint64_t value_ns) {
   HalContext::CoreApp& a = running_app();
-  smmu_vp::Histogram*& h = a.histograms[name];
-  if (!h) h = &ctx().platform().stats().histogram(a.stat_prefix + name, "ns", 1.0);
-  h->record(value_ns);
+  auto& h = a.histograms[name];
+  if (!h.stat || h.name != name) {
+    h.name = name;
+    h.stat = &ctx().platform().stats().histogram(a.stat_prefix + name, "ns", 1.0);
+  }
+  h.stat->record(value_ns);
 }
 
 void hal_stat_set(const char* name, double value) {

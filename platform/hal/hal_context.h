@@ -37,8 +37,15 @@ class HalContext {
     const config::AppAssignment* assignment = nullptr;
     std::string stat_prefix;  // "sw.<app>."
     uint64_t rng = 0;
-    std::unordered_map<const char*, Counter*> counters;    // by literal address
-    std::unordered_map<const char*, Histogram*> histograms;
+    // Looked up by the name's address (apps pass literals), with the name
+    // kept so that a reused buffer holding another name is looked up again.
+    template <typename T>
+    struct ByName {
+      std::string name;
+      T* stat = nullptr;
+    };
+    std::unordered_map<const char*, ByName<Counter>> counters;
+    std::unordered_map<const char*, ByName<Histogram>> histograms;
   };
   CoreApp& app(unsigned cpu) { return apps_[cpu]; }
 

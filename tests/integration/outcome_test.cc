@@ -28,6 +28,29 @@ TEST(Outcome, UndeclaredParameterStopsTheCoreWithAMessage) {
   EXPECT_NE(t.result.message.find("no_such_param"), std::string::npos) << t.result.message;
 }
 
+// Stat names built in one reused buffer are still told apart.
+int reused_name_main(void) {
+  char count[8] = "count_a", latency[8] = "lat_a";
+  hal_stat_add(count, 1);
+  hal_stat_sample(latency, 10);
+  count[6] = 'b';
+  latency[4] = 'b';
+  hal_stat_add(count, 2);
+  hal_stat_sample(latency, 20);
+  return 0;
+}
+const hal_app reused_name = {"reused_name", "stats named from one buffer", reused_name_main, nullptr};
+
+TEST(Outcome, StatNamesFromAReusedBufferStayApart) {
+  const TestRun t = run(scenario({{{"app", "reused_name"}, {"cores", {0}}}}), {&reused_name});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(t.counter("sw.reused_name.count_a"), 1u);
+  EXPECT_EQ(t.counter("sw.reused_name.count_b"), 2u);
+  ASSERT_NE(t.histogram("sw.reused_name.lat_a"), nullptr);
+  ASSERT_NE(t.histogram("sw.reused_name.lat_b"), nullptr);
+  EXPECT_EQ(t.histogram("sw.reused_name.lat_b")->count(), 1u);
+}
+
 int unknown_cost_main(void) {
   hal_cost("no_such_cost", 1);
   return 0;
