@@ -334,6 +334,14 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
     const std::string full = (!p.empty() && p[0] == '/') ? p : base_dir + "/" + p;
     doc["platform"] = parse_json(read_file(full), full);
   }
+  // "set": overrides the scenario itself makes to the platform it names
+  // (e.g. another SMMU profile), applied before the command line's.
+  if (doc.contains("set")) {
+    const json set = doc["set"];
+    doc.erase("set");
+    if (!set.is_object()) throw ConfigError("/set", "expected an object of \"dotted.path\": value");
+    for (auto it = set.begin(); it != set.end(); ++it) apply_override(doc, it.key() + "=" + it.value().dump());
+  }
   for (const auto& o : overrides) apply_override(doc, o);
 
   RunConfig rc;
