@@ -1,13 +1,19 @@
 #include "apps/apps.h"
 
 extern const struct hal_app app_dma_copy;
+extern const struct hal_app app_iova_bench;
 extern const struct hal_app app_lock_contend;
+extern const struct hal_app app_map_bench;
 extern const struct hal_app app_smmu_stress;
+extern const struct hal_app app_swiotlb_bench;
 
 const struct hal_app *const sw_apps[] = {
     &app_dma_copy,
+    &app_iova_bench,
     &app_lock_contend,
+    &app_map_bench,
     &app_smmu_stress,
+    &app_swiotlb_bench,
 };
 
 const unsigned sw_app_count = sizeof sw_apps / sizeof sw_apps[0];

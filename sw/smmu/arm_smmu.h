@@ -140,10 +140,23 @@ int smmu_probe(struct smmu_device *dev, phys_addr_t base);
  * stream aborting until attached. 0 or a negative error. */
 int smmu_reset(struct smmu_device *dev);
 
+/* What a stage-1 context descriptor takes from the page tables it points at
+ * (IHI 0070 5.4): the io-pgtable fills these in (Linux's TCR and MAIR). */
+struct smmu_s1_cfg {
+  phys_addr_t ttb;            /* CD.TTB0 */
+  unsigned t0sz;              /* 64 - input address bits */
+  unsigned tg0;               /* SMMU_CD0_TG0_* */
+  unsigned ips;               /* CD.IPS encoding: 0..5 for 32..48 bits */
+  unsigned irgn0, orgn0, sh0; /* walk attributes of TTB0 */
+  uint64_t mair;              /* CD dword 3 */
+};
+
 /* Stream attach: stage-1 translation through `ttb` (4K granule, 48-bit VA)
  * with `asid`; bypass; or abort (also what detach does). Writes the CD and
  * STE in the safe order and invalidates the SMMU's cached copies. */
 int smmu_attach_s1(struct smmu_device *dev, uint32_t sid, uint16_t asid, phys_addr_t ttb);
+/* The same with every CD field the tables need taken from `cfg`. */
+int smmu_attach_s1_cfg(struct smmu_device *dev, uint32_t sid, uint16_t asid, const struct smmu_s1_cfg *cfg);
 int smmu_attach_bypass(struct smmu_device *dev, uint32_t sid);
 int smmu_attach_abort(struct smmu_device *dev, uint32_t sid);
 int smmu_detach(struct smmu_device *dev, uint32_t sid);
@@ -157,6 +170,18 @@ int smmu_cmdq_issue(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned
 int smmu_tlbi_range(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size);
 /* Invalidates every translation of `asid`, with a SYNC. */
 int smmu_tlbi_asid(struct smmu_device *dev, uint16_t asid);
+/* smmu_tlbi_range for entries of `pgsize` bytes (a leaf size of 4 KiB-granule
+ * tables: 4K, 2M or 1G), as Linux invalidates a gather of one page size: per
+ * granule, the commands step by pgsize; range commands carry the TTL of that
+ * leaf level (none with leaf false, which also drops walk-cache entries).
+ * *tlbis (may be NULL) is increased by the TLBI commands issued. */
+int smmu_tlbi_range_pgsize(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t pgsize,
+                           bool leaf, uint64_t *tlbis);
+/* One TLBI_NH_VA every `step` bytes of [iova, iova + size), whatever the
+ * policy (no range commands, no ASID-wide threshold), 64 per SYNC: the
+ * per-granule walk flush of SMMUv2-era drivers (seed 000). */
+int smmu_tlbi_va_each(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t step,
+                      bool leaf, uint64_t *tlbis);
 
 /* Consumes the event queue: decodes, counts and logs each record. Returns
  * the number of records handled. */

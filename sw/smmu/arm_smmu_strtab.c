@@ -96,17 +96,37 @@ int smmu_attach_bypass(struct smmu_device *dev, uint32_t sid) {
   return write_ste(dev, sid, SMMU_STE0_V | ((uint64_t)SMMU_STE_CONFIG_BYPASS << SMMU_STE0_CONFIG_SHIFT));
 }
 
-int smmu_attach_s1(struct smmu_device *dev, uint32_t sid, uint16_t asid, phys_addr_t ttb) {
+/* Dword 0 of a valid AArch64 stage-1 CD: TTB1 walks disabled (EPD1), as
+ * Linux leaves them for DMA domains. */
+static uint64_t cd_word0(uint16_t asid, const struct smmu_s1_cfg *cfg) {
+  return ((uint64_t)cfg->t0sz & SMMU_CD0_T0SZ_MASK) | ((uint64_t)(cfg->tg0 & 3u) << SMMU_CD0_TG0_SHIFT) |
+         ((uint64_t)(cfg->irgn0 & 3u) << SMMU_CD0_IR0_SHIFT) | ((uint64_t)(cfg->orgn0 & 3u) << SMMU_CD0_OR0_SHIFT) |
+         ((uint64_t)(cfg->sh0 & 3u) << SMMU_CD0_SH0_SHIFT) | SMMU_CD0_EPD1 |
+         ((uint64_t)(cfg->ips & 7u) << SMMU_CD0_IPS_SHIFT) | SMMU_CD0_AA64 |
+         ((uint64_t)asid << SMMU_CD0_ASID_SHIFT) | SMMU_CD0_V;
+}
+
+int smmu_attach_s1_cfg(struct smmu_device *dev, uint32_t sid, uint16_t asid, const struct smmu_s1_cfg *cfg) {
   phys_addr_t cd_pa;
   uint64_t *cd = hal_dma_alloc(SMMU_CD_DWORDS * 8, 64, &cd_pa);
   if (!cd) return -1;
   /* The CD's safe order (facts §3): dwords 1..3 first, then dword 0 with V. */
-  cd[1] = ttb & SMMU_CD1_TTB0_MASK;
+  cd[1] = cfg->ttb & SMMU_CD1_TTB0_MASK;
+  cd[SMMU_CD_MAIR_DWORD] = cfg->mair;
   hal_barrier(HAL_BARRIER_DSB);
-  cd[0] = 16 /* T0SZ: 48-bit VA */ | (0ull << SMMU_CD0_TG0_SHIFT) | SMMU_CD0_EPD1 | (5ull << SMMU_CD0_IPS_SHIFT) |
-          SMMU_CD0_AA64 | ((uint64_t)asid << SMMU_CD0_ASID_SHIFT) | SMMU_CD0_V;
+  cd[0] = cd_word0(asid, cfg);
   hal_barrier(HAL_BARRIER_DSB);
   return write_ste(dev, sid,
                    SMMU_STE0_V | ((uint64_t)SMMU_STE_CONFIG_S1 << SMMU_STE0_CONFIG_SHIFT) |
                        (cd_pa & SMMU_STE0_S1CTXPTR_MASK));
+}
+
+int smmu_attach_s1(struct smmu_device *dev, uint32_t sid, uint16_t asid, phys_addr_t ttb) {
+  /* 4K granule, 48-bit VA and PA; walk attributes and MAIR left zero. */
+  struct smmu_s1_cfg cfg = {0};
+  cfg.ttb = ttb;
+  cfg.t0sz = 16;
+  cfg.tg0 = SMMU_CD0_TG0_4K;
+  cfg.ips = 5;
+  return smmu_attach_s1_cfg(dev, sid, asid, &cfg);
 }

@@ -1,8 +1,10 @@
 /*
  * TLB invalidation for unmap (facts §2, §5): one TLBI_NH_VA per 4 KiB
- * granule, Linux's range-TLBI splitting loop when the SMMU has RIL, or one
- * TLBI_NH_ASID above a page threshold; commands go in batches of up to
- * SMMU_CMD_BATCH with one CMD_SYNC each, as Linux's cmdq batches do.
+ * granule (or per leaf of a larger page size), Linux's range-TLBI splitting
+ * loop when the SMMU has RIL, or one TLBI_NH_ASID above a page threshold;
+ * commands go in batches of up to SMMU_CMD_BATCH with one CMD_SYNC each, as
+ * Linux's cmdq batches do. smmu_tlbi_va_each is the per-granule walk flush
+ * used whatever the policy.
  */
 #include "smmu/arm_smmu_internal.h"
 
@@ -10,20 +12,29 @@ struct cmd_batch {
   uint64_t cmds[SMMU_CMD_BATCH][2];
   unsigned n;
   int err;
+  uint64_t issued; /* commands added, SYNCs not counted */
 };
+
+static void batch_init(struct cmd_batch *b) {
+  b->n = 0;
+  b->err = 0;
+  b->issued = 0;
+}
 
 static void batch_add(struct smmu_device *dev, struct cmd_batch *b, uint64_t w0, uint64_t w1) {
   b->cmds[b->n][0] = w0;
   b->cmds[b->n][1] = w1;
+  b->issued++;
   if (++b->n == SMMU_CMD_BATCH) {
     b->err |= smmu_cmdq_issue(dev, (const uint64_t(*)[2])b->cmds, b->n, true);
     b->n = 0;
   }
 }
 
-static int batch_submit(struct smmu_device *dev, struct cmd_batch *b) {
+static int batch_submit(struct smmu_device *dev, struct cmd_batch *b, uint64_t *tlbis) {
   if (b->n) b->err |= smmu_cmdq_issue(dev, (const uint64_t(*)[2])b->cmds, b->n, true);
   b->n = 0;
+  if (tlbis) *tlbis += b->issued;
   return b->err;
 }
 
@@ -32,34 +43,78 @@ int smmu_tlbi_asid(struct smmu_device *dev, uint16_t asid) {
   return smmu_cmdq_issue(dev, cmd, 1, true);
 }
 
-int smmu_tlbi_range(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size) {
-  struct cmd_batch b;
-  b.n = 0;
-  b.err = 0;
+/* Walk level at which a 4 KiB-granule table holds a leaf of `pgsize` bytes:
+ * the TTL hint of a range command (IHI 0070 4.4.1.1); 0 (no hint) for a size
+ * that is no leaf. Linux derives the same level from the gather's page size. */
+static unsigned leaf_ttl_4k(uint64_t pgsize) {
+  switch (pgsize) {
+    case 1ull << 12: return 3;
+    case 1ull << 21: return 2;
+    case 1ull << 30: return 1;
+    default: return 0;
+  }
+}
+
+/* A command step: a power of two of at least the 4 KiB granule. */
+static uint64_t tlbi_step(uint64_t size) {
+  return (size < 4096 || (size & (size - 1)) != 0) ? 4096 : size;
+}
+
+/* One TLBI_NH_VA per `step` bytes, starting at the step containing iova. */
+static void add_per_step(struct smmu_device *dev, struct cmd_batch *b, uint64_t w0, uint64_t iova, uint64_t size,
+                         uint64_t step, bool leaf) {
+  const uint64_t first = iova & ~(step - 1);
+  const uint64_t w1_leaf = leaf ? SMMU_CMD1_LEAF : 0;
+  for (uint64_t n = (iova + size - first + step - 1) / step, va = first; n; va += step, n--)
+    batch_add(dev, b, w0, w1_leaf | (va & SMMU_CMD1_ADDR_MASK));
+}
+
+/* Linux's splitting loop (facts §2), 4 KiB granule (TG = 1): each command
+ * covers (NUM + 1) << SCALE pages, taking the lowest set bits of the page
+ * count first. */
+static void add_ranges(struct smmu_device *dev, struct cmd_batch *b, uint64_t w0, uint64_t first, uint64_t pages,
+                       unsigned ttl, bool leaf) {
+  const uint64_t w1_fixed = (leaf ? SMMU_CMD1_LEAF : 0) | ((uint64_t)ttl << SMMU_CMD1_TTL_SHIFT) |
+                            (1ull << SMMU_CMD1_TG_SHIFT);
+  uint64_t addr = first;
+  while (pages) {
+    const unsigned scale = (unsigned)__builtin_ctzll(pages);
+    const uint64_t num = (pages >> scale) & 31;
+    batch_add(dev, b, w0 | ((num - 1) << SMMU_CMD0_NUM_SHIFT) | ((uint64_t)scale << SMMU_CMD0_SCALE_SHIFT),
+              w1_fixed | (addr & SMMU_CMD1_ADDR_MASK));
+    pages -= num << scale;
+    addr += (num << scale) * 4096;
+  }
+}
+
+int smmu_tlbi_range_pgsize(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t pgsize,
+                           bool leaf, uint64_t *tlbis) {
   const uint64_t first = iova & ~0xFFFull;
-  uint64_t pages = (iova + size - first + 4095) / 4096;
+  const uint64_t pages = (iova + size - first + 4095) / 4096;
   const uint64_t w0 = SMMU_CMD_TLBI_NH_VA | ((uint64_t)asid << SMMU_CMD0_ASID_SHIFT);
   if (dev->policy.asid_threshold_pages && pages >= dev->policy.asid_threshold_pages) {
     /* Cheaper to drop the whole ASID than to walk the range. */
+    if (tlbis) (*tlbis)++;
     return smmu_tlbi_asid(dev, asid);
   }
-  if (dev->policy.tlbi == SMMU_TLBI_RANGE) {
-    /* Linux's splitting loop (facts §2), leaf, 4 KiB granule: TG = 1 and
-     * TTL = 3; each command covers (NUM + 1) << SCALE pages, taking the
-     * lowest set bits of the page count first. */
-    uint64_t addr = first;
-    while (pages) {
-      const unsigned scale = (unsigned)__builtin_ctzll(pages);
-      const uint64_t num = (pages >> scale) & 31;
-      batch_add(dev, &b, w0 | ((num - 1) << SMMU_CMD0_NUM_SHIFT) | ((uint64_t)scale << SMMU_CMD0_SCALE_SHIFT),
-                SMMU_CMD1_LEAF | (3ull << SMMU_CMD1_TTL_SHIFT) | (1ull << SMMU_CMD1_TG_SHIFT) |
-                    (addr & SMMU_CMD1_ADDR_MASK));
-      pages -= num << scale;
-      addr += (num << scale) * 4096;
-    }
-  } else {
-    for (uint64_t va = first; pages; va += 4096, pages--)
-      batch_add(dev, &b, w0, SMMU_CMD1_LEAF | (va & SMMU_CMD1_ADDR_MASK));
-  }
-  return batch_submit(dev, &b);
+  struct cmd_batch b;
+  batch_init(&b);
+  if (dev->policy.tlbi == SMMU_TLBI_RANGE)
+    add_ranges(dev, &b, w0, first, pages, leaf ? leaf_ttl_4k(pgsize) : 0, leaf);
+  else
+    add_per_step(dev, &b, w0, iova, size, tlbi_step(pgsize), leaf);
+  return batch_submit(dev, &b, tlbis);
+}
+
+int smmu_tlbi_range(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size) {
+  return smmu_tlbi_range_pgsize(dev, asid, iova, size, 4096, true, 0);
+}
+
+int smmu_tlbi_va_each(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t step,
+                      bool leaf, uint64_t *tlbis) {
+  struct cmd_batch b;
+  batch_init(&b);
+  add_per_step(dev, &b, SMMU_CMD_TLBI_NH_VA | ((uint64_t)asid << SMMU_CMD0_ASID_SHIFT), iova, size,
+               tlbi_step(step), leaf);
+  return batch_submit(dev, &b, tlbis);
 }

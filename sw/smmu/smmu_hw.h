@@ -127,12 +127,22 @@
 #define SMMU_CD_DWORDS 8
 #define SMMU_CD0_T0SZ_MASK 0x3Full
 #define SMMU_CD0_TG0_SHIFT 6           /* 0: 4K, 1: 64K, 2: 16K */
+#define SMMU_CD0_TG0_4K 0u
+#define SMMU_CD0_TG0_64K 1u
+#define SMMU_CD0_TG0_16K 2u
+/* Walk attributes of TTB0 (IR0[9:8], OR0[11:10], SH0[13:12]), as Linux
+ * fills them from the io-pgtable's TCR; the model's walker does not use them. */
+#define SMMU_CD0_IR0_SHIFT 8
+#define SMMU_CD0_OR0_SHIFT 10
+#define SMMU_CD0_SH0_SHIFT 12
 #define SMMU_CD0_EPD1 SMMU_BIT64(30)
 #define SMMU_CD0_V SMMU_BIT64(31)
 #define SMMU_CD0_IPS_SHIFT 32          /* 5: 48 bits */
 #define SMMU_CD0_AA64 SMMU_BIT64(41)
 #define SMMU_CD0_ASID_SHIFT 48
 #define SMMU_CD1_TTB0_MASK SMMU_GENMASK64(51, 4)
+/* MAIR0[223:192] and MAIR1[255:224]: the whole of dword 3 is MAIR_EL1's value. */
+#define SMMU_CD_MAIR_DWORD 3
 
 /* ---- Commands, 2 dwords (4) */
 #define SMMU_CMD_DWORDS 2

@@ -99,6 +99,38 @@ TEST(SmmuHwHeader, SteAndCdLayouts) {
   EXPECT_EQ(cw[0], 16ull | (1ull << SMMU_CD0_TG0_SHIFT) | SMMU_CD0_EPD1 | SMMU_CD0_V | (5ull << SMMU_CD0_IPS_SHIFT) |
                        SMMU_CD0_AA64 | (0xBEEFull << SMMU_CD0_ASID_SHIFT));
   EXPECT_EQ(cw[1], 0x8765'4320ull & SMMU_CD1_TTB0_MASK);
+
+  // TG0 encodings, and MAIR as the whole of dword 3.
+  EXPECT_EQ(SMMU_CD0_TG0_4K, encode_tg(Granule::k4K));
+  EXPECT_EQ(SMMU_CD0_TG0_64K, encode_tg(Granule::k64K));
+  EXPECT_EQ(SMMU_CD0_TG0_16K, encode_tg(Granule::k16K));
+  c.mair = 0x0000'0000'f404'ff44ull;
+  EXPECT_EQ(encode_cd(c)[SMMU_CD_MAIR_DWORD], c.mair);
+
+  // IR0/OR0/SH0 lie in the gap the model's decoder leaves between TG0[7:6]
+  // and EPD0[14]: setting them changes nothing it decodes.
+  // The gap is exactly [13:8]: bit 7 belongs to TG0 and bit 14 to EPD0.
+  EXPECT_EQ(SMMU_CD0_IR0_SHIFT, SMMU_CD0_TG0_SHIFT + 2);
+  EXPECT_EQ(SMMU_CD0_OR0_SHIFT, SMMU_CD0_IR0_SHIFT + 2);
+  EXPECT_EQ(SMMU_CD0_SH0_SHIFT, SMMU_CD0_OR0_SHIFT + 2);
+  DecodedCd epd0;
+  CdWords epd0_words = encode_cd(c);
+  epd0_words[0] |= 1ull << (SMMU_CD0_SH0_SHIFT + 2);
+  ASSERT_TRUE(decode_cd(epd0_words, SmmuCaps{}, &epd0).ok());
+  EXPECT_TRUE(epd0.epd0);
+  CdWords with_attrs = encode_cd(c);
+  with_attrs[0] |= (1ull << SMMU_CD0_IR0_SHIFT) | (1ull << SMMU_CD0_OR0_SHIFT) | (3ull << SMMU_CD0_SH0_SHIFT);
+  DecodedCd plain, attrs;
+  const SmmuCaps caps;
+  ASSERT_TRUE(decode_cd(encode_cd(c), caps, &plain).ok());
+  ASSERT_TRUE(decode_cd(with_attrs, caps, &attrs).ok());
+  EXPECT_EQ(attrs.t0sz, plain.t0sz);
+  EXPECT_EQ(attrs.granule, plain.granule);
+  EXPECT_EQ(attrs.epd0, plain.epd0);
+  EXPECT_EQ(attrs.ips_bits, plain.ips_bits);
+  EXPECT_EQ(attrs.asid, plain.asid);
+  EXPECT_EQ(attrs.ttb0, plain.ttb0);
+  EXPECT_EQ(attrs.mair, plain.mair);
 }
 
 TEST(SmmuHwHeader, EventRecordLayout) {

@@ -1,0 +1,376 @@
+/*
+ * IOMMU core on the arm-smmu-v3 driver and io-pgtable-arm. See iommu.h and
+ * docs/dma-mapping.md.
+ *
+ * Cost annotations: the page-table code charges its own work (descriptor
+ * writes, table allocations, cache cleaning); this layer charges the calls
+ * Linux makes between the layers. Every hop Linux takes through a function
+ * pointer costs one "indirect_call"; each helper function it enters on the
+ * way costs one "function_call" (counts in pgtable_frames and at each call
+ * site). The driver's command queue charges its own MMIO and atomics.
+ */
+#include "iommu/iommu.h"
+
+#include "lib/compiler.h"
+#include "lib/string.h"
+
+/* Input address bits of a domain: Linux gives stage-1 DMA domains the
+ * 48-bit VA space of a 4-level (4K) table. */
+#define IOMMU_IAS 48u
+
+/* ---- Cost annotations. */
+
+static void charge_indirect(struct iommu_domain *dom, uint64_t n) {
+  hal_cost_id(dom->cost_indirect, n);
+  dom->stats.indirect_calls += n;
+}
+
+static void charge_calls(struct iommu_domain *dom, uint64_t n) {
+  hal_cost_id(dom->cost_call, n);
+  dom->stats.function_calls += n;
+}
+
+/* Frames io-pgtable-arm enters for one map_pages or unmap_pages call: its
+ * entry point and the leaf helper (descriptor building or clearing), plus one
+ * recursive step per table level from the initial one down to the level whose
+ * block size is pgsize. */
+static uint64_t pgtable_frames(const struct iommu_domain *dom, size_t pgsize) {
+  const struct io_pgtable *p = &dom->pgt;
+  const unsigned leaf_level = 3u - (sw_ilog2_u64(pgsize) - p->pg_shift) / p->bits_per_level;
+  return 2u + (leaf_level >= p->start_level ? leaf_level - p->start_level + 1u : 1u);
+}
+
+/* ---- Invalidation through the driver, counted per domain. */
+
+static void count_tlbi_result(struct iommu_domain *dom, int err) {
+  if (err) dom->stats.tlbi_errors++;
+}
+
+static void invalidate_context(struct iommu_domain *dom) {
+  dom->stats.flush_alls++;
+  dom->stats.tlbi_commands++;
+  count_tlbi_result(dom, smmu_tlbi_asid(dom->smmu, dom->asid));
+}
+
+/* ---- Flush ops: what io-pgtable calls back into the driver. Each is reached
+ * through io-pgtable's function pointer, hence the indirect call. */
+
+static void flush_op_tlb_flush_all(void *cookie) {
+  struct iommu_domain *dom = (struct iommu_domain *)cookie;
+  charge_indirect(dom, 1);
+  invalidate_context(dom);
+}
+
+/* A whole table left the tree: the SMMU may hold partial walks through it
+ * (walk cache) as well as leaves, and the table page is about to be freed,
+ * so the invalidation is synchronous and not leaf-only. */
+static void flush_op_tlb_flush_walk(uint64_t iova, size_t size, size_t granule, void *cookie) {
+  struct iommu_domain *dom = (struct iommu_domain *)cookie;
+  charge_indirect(dom, 1);
+  dom->stats.walk_flushes++;
+  if (dom->policy.walk_flush == IOMMU_WALK_FLUSH_ASID) {
+    invalidate_context(dom);
+    return;
+  }
+  count_tlbi_result(dom, smmu_tlbi_va_each(dom->smmu, dom->asid, iova, size, granule, false,
+                                           &dom->stats.tlbi_commands));
+}
+
+/* A leaf left the tree: remember it for the next sync. A leaf of another size
+ * than those gathered, or one that would stretch the range over IOVAs never
+ * unmapped, is not merged: the gathered range is synced first (facts §6, the
+ * rule of Linux's gather helper). */
+static void flush_op_tlb_add_page(struct iommu_iotlb_gather *gather, uint64_t iova, size_t granule, void *cookie) {
+  struct iommu_domain *dom = (struct iommu_domain *)cookie;
+  charge_indirect(dom, 1);
+  charge_calls(dom, 1); /* the driver's page invalidation helper */
+  if ((gather->pgsize && gather->pgsize != granule) || iommu_iotlb_gather_is_disjoint(gather, iova, granule)) {
+    dom->stats.gather_syncs++;
+    iommu_iotlb_sync(dom, gather);
+  }
+  gather->pgsize = granule;
+  iommu_iotlb_gather_add_range(gather, iova, granule);
+  dom->stats.pages_gathered++;
+}
+
+static const struct iommu_flush_ops iommu_flush_ops_smmu = {
+    flush_op_tlb_flush_all,
+    flush_op_tlb_flush_walk,
+    flush_op_tlb_add_page,
+};
+
+/* Invalidates gathered leaves of one size. The driver's range and threshold
+ * encodings are for 4 KiB tables (TG = 4K); a 16K or 64K domain gets one
+ * TLBI per leaf, which the SMMU matches whatever the granule. */
+static void invalidate_leaves(struct iommu_domain *dom, uint64_t iova, uint64_t size, uint64_t pgsize) {
+  int err;
+  if (dom->pgt.cfg.granule == IO_PGTABLE_SZ_4K)
+    err = smmu_tlbi_range_pgsize(dom->smmu, dom->asid, iova, size, pgsize, true, &dom->stats.tlbi_commands);
+  else
+    err = smmu_tlbi_va_each(dom->smmu, dom->asid, iova, size, pgsize, true, &dom->stats.tlbi_commands);
+  count_tlbi_result(dom, err);
+}
+
+void iommu_iotlb_sync(struct iommu_domain *dom, struct iommu_iotlb_gather *gather) {
+  charge_indirect(dom, 1); /* core -> driver iotlb_sync */
+  const bool queued = gather->queued;
+  if (gather->pgsize && !iommu_iotlb_gather_empty(gather)) {
+    dom->stats.iotlb_syncs++;
+    invalidate_leaves(dom, gather->start, gather->end - gather->start + 1, gather->pgsize);
+  }
+  iommu_iotlb_gather_init(gather);
+  gather->queued = queued;
+}
+
+void iommu_flush_iotlb_all(struct iommu_domain *dom) {
+  charge_indirect(dom, 1); /* core -> driver flush_iotlb_all */
+  invalidate_context(dom);
+}
+
+/* ---- Domain set-up. */
+
+int iommu_domain_init(struct iommu_domain *dom, struct smmu_device *smmu, uint16_t asid, size_t granule,
+                      const struct iommu_domain_policy *policy) {
+  if (!dom || !smmu) return -IOMMU_EINVAL;
+  sw_memset(dom, 0, sizeof(*dom));
+  dom->smmu = smmu;
+  dom->asid = asid;
+  if (policy) dom->policy = *policy;
+  dom->cost_indirect = hal_cost_lookup("indirect_call");
+  dom->cost_call = hal_cost_lookup("function_call");
+
+  struct io_pgtable_cfg cfg;
+  sw_memset(&cfg, 0, sizeof(cfg));
+  cfg.granule = granule;
+  cfg.ias = IOMMU_IAS;
+  cfg.oas = SW_MAX(32u, SW_MIN(smmu->feat.oas_bits, 48u));
+  cfg.coherent_walk = !dom->policy.non_coherent_walk;
+  cfg.tlb = &iommu_flush_ops_smmu;
+  cfg.cookie = dom;
+  const int ret = io_pgtable_init(&dom->pgt, &cfg);
+  if (ret) return ret;
+
+  dom->pgsize_bitmap = cfg.pgsize_bitmap;
+  dom->min_pgsize = dom->pgsize_bitmap & (~dom->pgsize_bitmap + 1);
+  dom->s1.ttb = cfg.s1.ttbr;
+  dom->s1.t0sz = cfg.s1.t0sz;
+  dom->s1.tg0 = cfg.s1.tg0;
+  dom->s1.ips = cfg.s1.ips;
+  dom->s1.irgn0 = cfg.s1.irgn0;
+  dom->s1.orgn0 = cfg.s1.orgn0;
+  dom->s1.sh0 = cfg.s1.sh0;
+  dom->s1.mair = cfg.s1.mair;
+  return 0;
+}
+
+void iommu_domain_destroy(struct iommu_domain *dom) {
+  if (dom) io_pgtable_destroy(&dom->pgt);
+}
+
+int iommu_attach_device(struct iommu_domain *dom, uint32_t sid) {
+  charge_indirect(dom, 1); /* core -> driver attach_dev */
+  return smmu_attach_s1_cfg(dom->smmu, sid, dom->asid, &dom->s1) ? -IOMMU_EIO : 0;
+}
+
+int iommu_detach_device(struct iommu_domain *dom, uint32_t sid) {
+  charge_indirect(dom, 1);
+  return smmu_detach(dom->smmu, sid) ? -IOMMU_EIO : 0;
+}
+
+/* ---- Page sizes. */
+
+/* Bits [n:0] set. */
+static uint64_t mask_through(unsigned n) { return n >= 63 ? ~0ull : (2ull << n) - 1; }
+
+size_t iommu_pgsize(const struct iommu_domain *dom, uint64_t iova, phys_addr_t pa, size_t size, size_t *count) {
+  const uint64_t aligned_to = iova | pa;
+  /* Sizes no larger than what is left, and to which both addresses are aligned. */
+  uint64_t sizes = dom->pgsize_bitmap & mask_through(sw_ilog2_u64(size));
+  if (aligned_to) sizes &= mask_through((unsigned)__builtin_ctzll(aligned_to));
+  if (!sizes) {
+    *count = 0;
+    return 0;
+  }
+  const unsigned shift = sw_ilog2_u64(sizes);
+  uint64_t run = size;
+  /* If the next larger size becomes usable further on (iova and pa share its
+   * alignment offset), stop this run where that happens so the rest can use
+   * it. */
+  const uint64_t larger = dom->pgsize_bitmap & ~mask_through(shift);
+  if (larger) {
+    const uint64_t next = larger & (~larger + 1);
+    if (((iova ^ pa) & (next - 1)) == 0) {
+      const uint64_t to_boundary = next - (aligned_to & (next - 1));
+      if (to_boundary + next <= size) run = to_boundary;
+    }
+  }
+  *count = (size_t)(run >> shift);
+  return (size_t)1 << shift;
+}
+
+/* ---- Map. */
+
+static int pgtable_map_pages(struct iommu_domain *dom, uint64_t iova, phys_addr_t pa, size_t pgsize, size_t count,
+                             unsigned prot, size_t *mapped) {
+  charge_calls(dom, pgtable_frames(dom, pgsize));
+  dom->stats.map_pages_calls++;
+  return io_pgtable_map_pages(&dom->pgt, iova, pa, pgsize, count, prot, mapped);
+}
+
+/* Maps a run chunk by chunk: each chunk takes the largest page size allowed
+ * and as many pages as one map_pages call will take (it stops at the end of
+ * a leaf table). `hops` indirect calls are charged per chunk: 2 when the
+ * chunk goes core -> driver -> io-pgtable, 0 when the page-table code loops
+ * itself. *mapped grows by what was mapped, also on failure. */
+static int map_chunks(struct iommu_domain *dom, uint64_t iova, phys_addr_t pa, size_t size, unsigned prot,
+                      unsigned hops, size_t *mapped) {
+  while (size) {
+    size_t count = 0;
+    const size_t pgsize = iommu_pgsize(dom, iova, pa, size, &count);
+    charge_calls(dom, 1);
+    if (!pgsize || !count) return -IOMMU_EINVAL;
+    charge_indirect(dom, hops);
+    size_t done = 0;
+    const int ret = pgtable_map_pages(dom, iova, pa, pgsize, count, prot, &done);
+    *mapped += done;
+    if (ret) return ret;
+    if (!done) return -IOMMU_EINVAL;
+    iova += done;
+    pa += done;
+    size -= done;
+  }
+  return 0;
+}
+
+static bool aligned_to_min_page(const struct iommu_domain *dom, uint64_t a, uint64_t b, uint64_t c) {
+  return ((a | b | c) & (dom->min_pgsize - 1)) == 0;
+}
+
+/* Linux's __iommu_map: checks, then the whole chain for every chunk. */
+static int map_one_call_chain(struct iommu_domain *dom, uint64_t iova, phys_addr_t pa, size_t size, unsigned prot,
+                              size_t *mapped) {
+  charge_calls(dom, 1);
+  if (!size || !aligned_to_min_page(dom, iova, pa, size)) return -IOMMU_EINVAL;
+  return map_chunks(dom, iova, pa, size, prot, 2, mapped);
+}
+
+int iommu_map(struct iommu_domain *dom, uint64_t iova, phys_addr_t pa, size_t size, unsigned prot) {
+  charge_calls(dom, 1);
+  dom->stats.maps++;
+  size_t mapped = 0;
+  const int ret = map_one_call_chain(dom, iova, pa, size, prot, &mapped);
+  if (ret) {
+    /* As Linux, leave nothing of a failed map behind. */
+    if (mapped) iommu_unmap(dom, iova, mapped);
+    return ret;
+  }
+  dom->stats.bytes_mapped += size;
+  return 0;
+}
+
+/* ---- Unmap. */
+
+/* Linux's __iommu_unmap: chunks chosen as for map (iova standing in for pa),
+ * each through core -> driver -> io-pgtable, until done or a chunk unmaps
+ * nothing (a hole, or part of a larger block). */
+static size_t unmap_chunks(struct iommu_domain *dom, uint64_t iova, size_t size,
+                           struct iommu_iotlb_gather *gather) {
+  charge_calls(dom, 1);
+  dom->stats.unmaps++;
+  if (!size || !aligned_to_min_page(dom, iova, 0, size)) return 0;
+  size_t unmapped = 0;
+  while (unmapped < size) {
+    size_t count = 0;
+    const size_t pgsize = iommu_pgsize(dom, iova, iova, size - unmapped, &count);
+    charge_calls(dom, 1);
+    if (!pgsize || !count) break;
+    charge_indirect(dom, 2);
+    charge_calls(dom, pgtable_frames(dom, pgsize));
+    dom->stats.unmap_pages_calls++;
+    const size_t done = io_pgtable_unmap_pages(&dom->pgt, iova, pgsize, count, gather);
+    if (!done) break;
+    iova += done;
+    unmapped += done;
+  }
+  dom->stats.bytes_unmapped += unmapped;
+  return unmapped;
+}
+
+size_t iommu_unmap_fast(struct iommu_domain *dom, uint64_t iova, size_t size, struct iommu_iotlb_gather *gather) {
+  return unmap_chunks(dom, iova, size, gather);
+}
+
+size_t iommu_unmap(struct iommu_domain *dom, uint64_t iova, size_t size) {
+  charge_calls(dom, 1);
+  struct iommu_iotlb_gather gather;
+  iommu_iotlb_gather_init(&gather);
+  const size_t unmapped = unmap_chunks(dom, iova, size, &gather);
+  iommu_iotlb_sync(dom, &gather);
+  return unmapped;
+}
+
+/* ---- Scatter-gather lists. */
+
+static phys_addr_t sg_first_page(const struct iommu_domain *dom, const struct iommu_sg *sg) {
+  return sg->pa & ~(dom->min_pgsize - 1);
+}
+
+size_t iommu_sg_span(const struct iommu_domain *dom, const struct iommu_sg *sg) {
+  if (!sg->len) return 0;
+  const uint64_t end = SW_ALIGN_UP(sg->pa + sg->len, dom->min_pgsize);
+  return (size_t)(end - sg_first_page(dom, sg));
+}
+
+/* Baseline: every element is a map call of its own, through the whole chain. */
+static int map_sg_per_element(struct iommu_domain *dom, uint64_t iova, const struct iommu_sg *sg, unsigned nents,
+                              unsigned prot, size_t *mapped) {
+  for (unsigned i = 0; i < nents; i++) {
+    const size_t span = iommu_sg_span(dom, &sg[i]);
+    if (!span) continue;
+    const int ret = map_one_call_chain(dom, iova + *mapped, sg_first_page(dom, &sg[i]), span, prot, mapped);
+    if (ret) return ret;
+  }
+  return 0;
+}
+
+/* Seed 002: one descent into the driver and the page-table code for the
+ * whole list; there, one pass merges elements that continue each other
+ * physically (they always do in IOVA) and maps each run pgcount pages at a
+ * time, calling map_pages directly. */
+static int map_sg_batched(struct iommu_domain *dom, uint64_t iova, const struct iommu_sg *sg, unsigned nents,
+                          unsigned prot, size_t *mapped) {
+  charge_indirect(dom, 2); /* core -> driver map_sg, driver -> io-pgtable map_sg */
+  unsigned i = 0;
+  while (i < nents) {
+    const phys_addr_t run_pa = sg_first_page(dom, &sg[i]);
+    size_t run_len = iommu_sg_span(dom, &sg[i]);
+    for (i++; i < nents && (!sg[i].len || sg_first_page(dom, &sg[i]) == run_pa + run_len); i++)
+      run_len += iommu_sg_span(dom, &sg[i]);
+    if (!run_len) continue;
+    dom->stats.sg_runs++;
+    const int ret = map_chunks(dom, iova + *mapped, run_pa, run_len, prot, 0, mapped);
+    if (ret) return ret;
+  }
+  return 0;
+}
+
+size_t iommu_map_sg(struct iommu_domain *dom, uint64_t iova, const struct iommu_sg *sg, unsigned nents,
+                    unsigned prot) {
+  charge_calls(dom, 1);
+  dom->stats.map_sgs++;
+  if (!sg || !nents || (iova & (dom->min_pgsize - 1))) return 0;
+  size_t mapped = 0;
+  const int ret = dom->policy.map_sg == IOMMU_MAP_SG_BATCHED ? map_sg_batched(dom, iova, sg, nents, prot, &mapped)
+                                                             : map_sg_per_element(dom, iova, sg, nents, prot, &mapped);
+  if (ret) {
+    if (mapped) iommu_unmap(dom, iova, mapped);
+    return 0;
+  }
+  dom->stats.bytes_mapped += mapped;
+  return mapped;
+}
+
+phys_addr_t iommu_iova_to_phys(struct iommu_domain *dom, uint64_t iova) {
+  charge_indirect(dom, 2); /* core -> driver -> io-pgtable */
+  return io_pgtable_iova_to_phys(&dom->pgt, iova);
+}

@@ -1,0 +1,133 @@
+// The seed-001 and seed-004 microbenchmarks (iova_bench, swiotlb_bench) on
+// the platform with small parameters: each runs to completion and its stats
+// move in the direction the seed's optimisation predicts. Only simulated
+// quantities are checked (node visits, slot scans, simulated rates).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "platform_fixture.h"
+
+namespace smmu_vp::test {
+namespace {
+
+double value(const TestRun& t, const std::string& path) {
+  const double* v = t.stats().find_value(path);
+  EXPECT_NE(v, nullptr) << "no stat " << path;
+  return v ? *v : 0.0;
+}
+
+constexpr uint64_t kLive = 512;
+
+nlohmann::json iova_app(unsigned rcache) {
+  return {{"app", "iova_bench"},
+          {"cores", {0}},
+          {"params", {{"live", kLive}, {"pairs", 200}, {"inflight", 8}, {"iova_cache_policy", 2}, {"rcache", rcache}}}};
+}
+
+TEST(IommuBench, IovaCachedNodePerSpaceVisitsFarFewerNodes) {
+  const TestRun t = run(scenario({iova_app(0)}), {});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  const double before = value(t, "sw.iova_bench.cached32_only.nodes_per_alloc");
+  const double after = value(t, "sw.iova_bench.cached32_and_64.nodes_per_alloc");
+  // Before 2017 every 64-bit search starts at the top and steps over each
+  // live IOVA; with its own cached node it starts next to the last insert.
+  EXPECT_GE(before, static_cast<double>(kLive));
+  EXPECT_LT(after, 16.0);
+  EXPECT_GT(before, 30.0 * after);
+  // The walk is charged simulated time, so the pair rate follows it.
+  EXPECT_GT(value(t, "sw.iova_bench.cached32_and_64.allocs_per_s"),
+            10.0 * value(t, "sw.iova_bench.cached32_only.allocs_per_s"));
+  EXPECT_DOUBLE_EQ(value(t, "sw.iova_bench.cached32_only.seed_mbps"), 6.48);
+  EXPECT_DOUBLE_EQ(value(t, "sw.iova_bench.cached32_and_64.seed_mbps"), 933.0);
+  const Histogram* pair_ns = t.histogram("sw.iova_bench.cached32_only.pair_ns");
+  ASSERT_NE(pair_ns, nullptr);
+  EXPECT_EQ(pair_ns->count(), 200u);
+}
+
+TEST(IommuBench, IovaRcacheKeepsTheSteadyStateOffTheTree) {
+  const TestRun t = run(scenario({iova_app(1)}), {});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  // Only the first `inflight` allocations miss the empty magazines.
+  EXPECT_LT(value(t, "sw.iova_bench.cached32_only.nodes_per_alloc"), static_cast<double>(kLive) / 4);
+  EXPECT_GT(value(t, "sw.iova_bench.cached32_only.rcache_hits"), 150.0);
+  EXPECT_EQ(value(t, "sw.iova_bench.cached32_and_64.nodes_per_free"), 0.0);
+}
+
+// Long enough for pool-first's shared areas to fragment (its slot scans grow
+// over the first thousands of maps).
+constexpr unsigned kSwiotlbIterations = 1000;
+
+nlohmann::json swiotlb_app(std::vector<unsigned> cores) {
+  return {{"app", "swiotlb_bench"},
+          {"cores", cores},
+          {"params",
+           {{"iterations", kSwiotlbIterations},
+            {"map_bytes", 4096},
+            {"queue_depth", 96},
+            {"cores", cores.size()},
+            {"search", 2}}}};
+}
+
+TEST(IommuBench, SwiotlbAreaFirstScansLessWhenCoresShareThePools) {
+  const TestRun t = run(scenario({swiotlb_app({0, 1, 2, 3})}), {});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(value(t, "sw.swiotlb_bench.pool_first.map_failures"), 0.0);
+  EXPECT_EQ(value(t, "sw.swiotlb_bench.area_first.map_failures"), 0.0);
+  // Each core's own area in pool 0 is full: pool-first moves on into the
+  // other cores' areas of pool 0, area-first into its own area of pool 1.
+  const double pf_slots = value(t, "sw.swiotlb_bench.pool_first.slots_per_map");
+  const double af_slots = value(t, "sw.swiotlb_bench.area_first.slots_per_map");
+  EXPECT_GT(pf_slots, 2.0 * af_slots);
+  EXPECT_GT(value(t, "sw.swiotlb_bench.pool_first.areas_per_map"),
+            value(t, "sw.swiotlb_bench.area_first.areas_per_map"));
+  EXPECT_GT(value(t, "sw.swiotlb_bench.area_first.pools"), 1.0);
+  EXPECT_GT(value(t, "sw.swiotlb_bench.gain_pct"), 0.0);
+  EXPECT_DOUBLE_EQ(value(t, "sw.swiotlb_bench.seed_gain_pct"), 23.6);
+  const Histogram* map_ns = t.histogram("sw.swiotlb_bench.area_first.map_ns");
+  ASSERT_NE(map_ns, nullptr);
+  EXPECT_EQ(map_ns->count(), 4u * kSwiotlbIterations);
+}
+
+TEST(IommuBench, SwiotlbOneCoreSeesTheSameBucketsInEitherOrder) {
+  // One mapping core tries the same (pool, area) pairs in both orders, only
+  // relabelled, so the searches cost the same (docs/results.md).
+  const TestRun t = run(scenario({swiotlb_app({0})}), {});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_DOUBLE_EQ(value(t, "sw.swiotlb_bench.pool_first.slots_per_map"),
+                   value(t, "sw.swiotlb_bench.area_first.slots_per_map"));
+  EXPECT_DOUBLE_EQ(value(t, "sw.swiotlb_bench.pool_first.maps_per_s"),
+                   value(t, "sw.swiotlb_bench.area_first.maps_per_s"));
+  EXPECT_DOUBLE_EQ(value(t, "sw.swiotlb_bench.seed_gain_pct"), 25.4);
+}
+
+// The shipped scenario files, scaled down: they load, and each table's
+// stats come out.
+TestRun run_shipped(const std::string& file, const std::vector<std::string>& overrides) {
+  TestRun t;
+  auto cfg = config::load_run_config(SMMU_VP_SOURCE_DIR "/platform/scenarios/" + file, overrides, with_builtin({}));
+  auto log = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  t.platform = std::make_unique<Platform>(cfg, nullptr, log);
+  t.result = t.platform->run();
+  return t;
+}
+
+TEST(IommuBench, ShippedSeed001ScenarioRuns) {
+  const TestRun t = run_shipped("seed001_iova.json", {"scenario.apps.0.params.live=256", "scenario.apps.0.params.pairs=50"});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_GT(value(t, "sw.iova_bench.cached32_only.mbps"), 0.0);
+  EXPECT_GT(value(t, "sw.iova_bench.cached32_and_64.mbps"), value(t, "sw.iova_bench.cached32_only.mbps"));
+}
+
+TEST(IommuBench, ShippedSeed004ScenarioRuns) {
+  const TestRun t = run_shipped("seed004_swiotlb.json", {"scenario.apps.0.params.iterations=200"});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_GT(value(t, "sw.swiotlb_bench.pool_first.maps_per_s"), 0.0);
+  EXPECT_GT(value(t, "sw.swiotlb_bench.area_first.maps_per_s"), 0.0);
+  EXPECT_DOUBLE_EQ(value(t, "sw.swiotlb_bench.seed_gain_pct"), 23.6);
+}
+
+}  // namespace
+}  // namespace smmu_vp::test
