@@ -166,7 +166,7 @@ int smmu_detach(struct smmu_device *dev, uint32_t sid);
  * (the refused command is skipped and the queue goes on). */
 int smmu_cmdq_issue(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned n, bool sync);
 /* Invalidates [iova, iova + size) of `asid` by the policy (per granule,
- * range commands, or ASID-wide above the threshold), 64 commands per SYNC. */
+ * range commands, or ASID-wide above the threshold), in batches of 64 and one SYNC. */
 int smmu_tlbi_range(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size);
 /* Invalidates every translation of `asid`, with a SYNC. */
 int smmu_tlbi_asid(struct smmu_device *dev, uint16_t asid);
@@ -178,7 +178,7 @@ int smmu_tlbi_asid(struct smmu_device *dev, uint16_t asid);
 int smmu_tlbi_range_pgsize(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t pgsize,
                            bool leaf, uint64_t *tlbis);
 /* One TLBI_NH_VA every `step` bytes of [iova, iova + size), whatever the
- * policy (no range commands, no ASID-wide threshold), 64 per SYNC: the
+ * policy (no range commands, no ASID-wide threshold), in batches of 64 and one SYNC: the
  * per-granule walk flush of SMMUv2-era drivers (seed 000). */
 int smmu_tlbi_va_each(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t step,
                       bool leaf, uint64_t *tlbis);

@@ -2,9 +2,9 @@
  * TLB invalidation for unmap (facts §2, §5): one TLBI_NH_VA per 4 KiB
  * granule (or per leaf of a larger page size), Linux's range-TLBI splitting
  * loop when the SMMU has RIL, or one TLBI_NH_ASID above a page threshold;
- * commands go in batches of up to SMMU_CMD_BATCH with one CMD_SYNC each, as
- * Linux's cmdq batches do. smmu_tlbi_va_each is the per-granule walk flush
- * used whatever the policy.
+ * commands go in batches of up to SMMU_CMD_BATCH, full ones without a SYNC
+ * and the last with the one CMD_SYNC, as Linux's cmdq batches do.
+ * smmu_tlbi_va_each is the per-granule walk flush used whatever the policy.
  */
 #include "smmu/arm_smmu_internal.h"
 
@@ -26,13 +26,15 @@ static void batch_add(struct smmu_device *dev, struct cmd_batch *b, uint64_t w0,
   b->cmds[b->n][1] = w1;
   b->issued++;
   if (++b->n == SMMU_CMD_BATCH) {
-    b->err |= smmu_cmdq_issue(dev, (const uint64_t(*)[2])b->cmds, b->n, true);
+    /* A full batch goes in without a SYNC, as Linux's cmdq batch does; the
+     * one SYNC at submit covers every batch before it. */
+    b->err |= smmu_cmdq_issue(dev, (const uint64_t(*)[2])b->cmds, b->n, false);
     b->n = 0;
   }
 }
 
 static int batch_submit(struct smmu_device *dev, struct cmd_batch *b, uint64_t *tlbis) {
-  if (b->n) b->err |= smmu_cmdq_issue(dev, (const uint64_t(*)[2])b->cmds, b->n, true);
+  if (b->issued) b->err |= smmu_cmdq_issue(dev, (const uint64_t(*)[2])b->cmds, b->n, true);
   b->n = 0;
   if (tlbis) *tlbis += b->issued;
   return b->err;
