@@ -18,8 +18,8 @@ using T = Type;
 // Starting values of the cost table; to be fitted per platform in docs/results.md.
 static json default_costs() {
   return json{{"function_call", 5},    {"indirect_call", 10},  {"rbtree_visit", 30},   {"list_op", 5},
-              {"cache_miss", 200},     {"kmem_alloc", 60},     {"pte_write", 4},       {"cache_clean_line", 40},
-              {"memcpy_64b", 12},      {"slot_scan", 3}};
+              {"cache_miss", 200},     {"kmem_alloc", 60},     {"pte_write", 4},       {"cache_clean_line", 10},
+              {"memcpy_64b", 12},      {"slot_scan", 3},       {"iommu_driver_op", 60}};
 }
 
 std::map<std::string, uint64_t> default_cost_table() {

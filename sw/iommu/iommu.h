@@ -95,6 +95,7 @@ struct iommu_stats {
   uint64_t tlbi_errors;       /* driver invalidations that met a command-queue error */
   uint64_t indirect_calls;    /* "indirect_call" charged */
   uint64_t function_calls;    /* "function_call" charged */
+  uint64_t driver_ops;        /* "iommu_driver_op" charged: driver map/unmap op entries */
 };
 
 struct iommu_domain {
@@ -106,7 +107,7 @@ struct iommu_domain {
   uint64_t pgsize_bitmap;
   uint64_t min_pgsize;
   struct iommu_stats stats;
-  int cost_indirect, cost_call; /* hal_cost_lookup handles */
+  int cost_indirect, cost_call, cost_driver_op; /* hal_cost_lookup handles */
 };
 
 /* Page tables of `granule` (IO_PGTABLE_SZ_4K, _16K or _64K) for 48-bit IOVAs

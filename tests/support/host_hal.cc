@@ -26,8 +26,8 @@ struct State {
   std::map<std::string, uint64_t> params;
   std::map<std::string, uint64_t> cost_cycles{{"function_call", 5}, {"indirect_call", 10}, {"rbtree_visit", 30},
                                               {"list_op", 5},       {"cache_miss", 200},    {"kmem_alloc", 60},
-                                              {"pte_write", 4},     {"cache_clean_line", 40}, {"memcpy_64b", 12},
-                                              {"slot_scan", 3}};
+                                              {"pte_write", 4},     {"cache_clean_line", 10}, {"memcpy_64b", 12},
+                                              {"slot_scan", 3},     {"iommu_driver_op", 60}};
   std::map<std::string, uint64_t> cost_counts;
   std::vector<std::string> cost_ids;
   std::map<std::string, uint64_t> stats;
