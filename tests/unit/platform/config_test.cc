@@ -635,3 +635,21 @@ TEST(RunConfigSmmu, Errors) {
 
 }  // namespace
 }  // namespace smmu_vp::config
+
+namespace smmu_vp::config {
+namespace {
+
+TEST(RunConfig, ScenarioSetOverridesItsPlatformBeforeTheCommandLine) {
+  const json doc = patched(R"({"set": {"platform.dram.read_latency_ns": 100, "platform.cpu.count": 2}})");
+  const RunConfig rc = build(doc);
+  EXPECT_EQ(rc.dram.read_latency_ns, 100.0);
+  // --set wins over the file's "set".
+  EXPECT_EQ(build(doc, {"platform.dram.read_latency_ns=120"}).dram.read_latency_ns, 120.0);
+  EXPECT_FALSE(rc.resolved.contains("set"));
+  EXPECT_TRUE(fails_at(patched(R"({"set": [1]})"), "/set", {"expected an object"}));
+  EXPECT_TRUE(fails_at(patched(R"({"set": {"platform.dram.read_latency_ns": -1}})"), "/platform/dram/read_latency_ns",
+                       {"must be between"}));
+}
+
+}  // namespace
+}  // namespace smmu_vp::config
