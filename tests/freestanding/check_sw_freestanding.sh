@@ -11,7 +11,7 @@ trap 'rm -rf "$out"' EXIT
 n=0
 while IFS= read -r f; do
   "$cc" -std=c11 -ffreestanding -nostdlib -fno-builtin -O2 -Wall -Wextra -Werror \
-    -I"$src/sw" -I"$src/models" -c "$f" -o "$out/$(echo "$f" | tr / _).o"
+    -I"$src/sw" -I"$src/models" -c "$f" -o "$out/$n.o"
   n=$((n + 1))
 done < <(find "$src/sw" -name '*.c' | sort)
 # Nothing may call into a C library: the only undefined symbols are the HAL,
