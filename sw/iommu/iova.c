@@ -1,4 +1,5 @@
 #include "iommu/iova.h"
+#include "iommu/iova_internal.h"
 
 #include "hal/hal.h"
 #include "lib/compiler.h"
@@ -17,11 +18,11 @@ struct slab_link {
 
 static struct iova *to_iova(struct sw_rb_node *node) { return sw_rb_entry(node, struct iova, node); }
 
-static struct iova_cpu *cpu_block(const struct iova_domain *d, unsigned cpu) {
+struct iova_cpu *iova_cpu_block(const struct iova_domain *d, unsigned cpu) {
   return (struct iova_cpu *)(void *)((char *)d->cpus + (uint64_t)cpu * d->cpu_stride);
 }
 
-static void charge(int handle, const char *name, uint64_t count) {
+void iova_charge(int handle, const char *name, uint64_t count) {
   if (count == 0)
     return;
   /* An unknown class goes through hal_cost, which reports it by name. */
@@ -31,20 +32,16 @@ static void charge(int handle, const char *name, uint64_t count) {
     hal_cost(name, count);
 }
 
-static void charge_kmem(const struct iova_domain *d) { charge(d->cost_kmem, "kmem_alloc", 1); }
+void iova_charge_kmem(const struct iova_domain *d) { iova_charge(d->cost_kmem, "kmem_alloc", 1); }
 
 /* Called with the tree lock held, so the walk lengthens the hold time. */
 static void charge_visits(struct iova_domain *d, uint64_t visits) {
   d->stats.nodes_visited += visits;
-  charge(d->cost_visit, "rbtree_visit", visits);
+  iova_charge(d->cost_visit, "rbtree_visit", visits);
 }
 
-static uint64_t order_base_2(uint64_t n) { return n <= 1 ? 0 : sw_fls64(n - 1); }
+uint64_t iova_order_base_2(uint64_t n) { return n <= 1 ? 0 : sw_fls64(n - 1); }
 
-/* The exclusive limit the search works with; the anchor bounds it. */
-static uint64_t limit_exclusive(uint64_t limit_pfn) {
-  return limit_pfn >= IOVA_ANCHOR_PFN - 1 ? IOVA_ANCHOR_PFN : limit_pfn + 1;
-}
 
 /* ---- Node slab. */
 
@@ -83,11 +80,11 @@ static struct iova *iova_node_alloc(struct iova_domain *d) {
   const unsigned cpu = hal_cpu_id();
   struct iova *iova;
 
-  charge_kmem(d);
+  iova_charge_kmem(d);
   if (cpu < IOVA_MAX_CPUS) {
     /* Only this CPU touches its list; masking interrupts keeps a handler on
      * the same core from interleaving. */
-    struct iova_cpu *c = cpu_block(d, cpu);
+    struct iova_cpu *c = iova_cpu_block(d, cpu);
     const unsigned flags = hal_irq_save();
     if (c->slab_free == NULL)
       (void)slab_grow(d, &c->slab_free, &c->slab_pages);
@@ -108,9 +105,9 @@ static void iova_node_free(struct iova_domain *d, struct iova *iova) {
   const unsigned cpu = hal_cpu_id();
   struct slab_link *obj = (struct slab_link *)(void *)iova;
 
-  charge_kmem(d);
+  iova_charge_kmem(d);
   if (cpu < IOVA_MAX_CPUS) {
-    struct iova_cpu *c = cpu_block(d, cpu);
+    struct iova_cpu *c = iova_cpu_block(d, cpu);
     const unsigned flags = hal_irq_save();
     obj->next = c->slab_free;
     c->slab_free = obj;
@@ -398,7 +395,7 @@ out:
 }
 
 struct iova *alloc_iova(struct iova_domain *d, uint64_t size_pages, uint64_t limit_pfn, bool size_aligned) {
-  const uint64_t limit = limit_exclusive(limit_pfn);
+  const uint64_t limit = iova_limit_exclusive(limit_pfn);
   struct iova *iova;
 
   if (size_pages == 0 || size_pages > limit)
@@ -474,47 +471,11 @@ struct iova *reserve_iova(struct iova_domain *d, uint64_t pfn_lo, uint64_t pfn_h
   return iova;
 }
 
-/* ---- Range caches. */
-
-static struct iova_magazine *mag_alloc(struct iova_domain *d) {
-  phys_addr_t pa;
-
-  charge_kmem(d);
-  return hal_dma_alloc(sizeof(struct iova_magazine), CACHE_LINE, &pa);
-}
-
-static void mag_free(struct iova_domain *d, struct iova_magazine *mag) {
-  if (mag == NULL)
-    return;
-  charge_kmem(d);
-  hal_dma_free(mag);
-}
-
-static bool mag_full(const struct iova_magazine *mag) { return mag->size == IOVA_MAG_SIZE; }
-static bool mag_empty(const struct iova_magazine *mag) { return mag == NULL || mag->size == 0; }
-
-/* The topmost pfn not above max_pfn, swapped out with the last entry; 0 when
- * none fits (the caller then goes to the tree). */
-static uint64_t mag_pop(struct iova_magazine *mag, uint64_t max_pfn) {
-  for (uint64_t i = mag->size; i-- > 0;) {
-    const uint64_t pfn = mag->pfns[i];
-    if (pfn <= max_pfn) {
-      mag->pfns[i] = mag->pfns[--mag->size];
-      return pfn;
-    }
-  }
-  return 0;
-}
-
-/* Returns a magazine's pfns to the tree; the caller may hold rcache locks. */
-static void mag_free_pfns(struct iova_domain *d, struct iova_magazine *mag) {
+void iova_tree_free_pfns(struct iova_domain *d, const uint64_t *pfns, uint64_t n) {
   uint64_t visits = 0;
-
-  if (mag_empty(mag))
-    return;
   const unsigned flags = sw_spin_lock_irqsave(&d->lock);
-  for (uint64_t i = 0; i < mag->size; i++) {
-    struct iova *iova = tree_find(d, mag->pfns[i], &visits);
+  for (uint64_t i = 0; i < n; i++) {
+    struct iova *iova = tree_find(d, pfns[i], &visits);
     if (iova == NULL)
       continue;
     tree_remove(d, iova, &visits);
@@ -522,190 +483,6 @@ static void mag_free_pfns(struct iova_domain *d, struct iova_magazine *mag) {
   }
   charge_visits(d, visits);
   sw_spin_unlock_irqrestore(&d->lock, flags);
-  mag->size = 0;
-}
-
-static void swap_mags(struct iova_cpu_rcache *cr) {
-  struct iova_magazine *tmp = cr->loaded;
-  cr->loaded = cr->prev;
-  cr->prev = tmp;
-}
-
-static bool rcache_insert(struct iova_domain *d, uint64_t pfn, uint64_t size) {
-  const uint64_t order = order_base_2(size);
-  const unsigned cpu = hal_cpu_id();
-  struct iova_magazine *to_free = NULL;
-  bool can_insert = false;
-
-  if (order >= IOVA_RCACHE_ORDERS || cpu >= IOVA_MAX_CPUS)
-    return false;
-  struct iova_rcache *rc = d->rcaches[order];
-  struct iova_cpu_rcache *cr = &cpu_block(d, cpu)->rc[order];
-  const unsigned flags = sw_spin_lock_irqsave(&cr->lock);
-  /* Magazines come on a CPU's first free of this order, not for all 64 CPUs
-   * at init. */
-  if (cr->loaded == NULL)
-    cr->loaded = mag_alloc(d);
-  if (cr->prev == NULL)
-    cr->prev = mag_alloc(d);
-  if (cr->loaded == NULL || cr->prev == NULL) {
-    can_insert = false; /* out of memory: this pfn goes to the tree */
-  } else if (!mag_full(cr->loaded)) {
-    can_insert = true;
-  } else if (!mag_full(cr->prev)) {
-    swap_mags(cr);
-    can_insert = true;
-  } else {
-    struct iova_magazine *fresh = mag_alloc(d);
-    if (fresh != NULL) {
-      sw_spin_lock(&rc->lock);
-      if (rc->depot_size < IOVA_DEPOT_MAX_MAGS) {
-        rc->depot[rc->depot_size++] = cr->loaded;
-        d->stats.depot_puts++;
-      } else {
-        to_free = cr->loaded;
-        d->stats.depot_overflows++;
-      }
-      sw_spin_unlock(&rc->lock);
-      cr->loaded = fresh;
-      can_insert = true;
-    }
-  }
-  if (can_insert) {
-    cr->loaded->pfns[cr->loaded->size++] = pfn;
-    d->stats.rcache_inserts++;
-  }
-  sw_spin_unlock_irqrestore(&cr->lock, flags);
-  /* Outside the CPU lock, as Linux: the tree work can be long. */
-  if (to_free != NULL) {
-    mag_free_pfns(d, to_free);
-    mag_free(d, to_free);
-  }
-  return can_insert;
-}
-
-static uint64_t rcache_get(struct iova_domain *d, uint64_t size, uint64_t limit) {
-  const uint64_t order = order_base_2(size);
-  const unsigned cpu = hal_cpu_id();
-  bool has_pfn = false;
-  uint64_t pfn = 0;
-
-  if (order >= IOVA_RCACHE_ORDERS || cpu >= IOVA_MAX_CPUS || limit < size)
-    return 0;
-  struct iova_rcache *rc = d->rcaches[order];
-  struct iova_cpu_rcache *cr = &cpu_block(d, cpu)->rc[order];
-  const unsigned flags = sw_spin_lock_irqsave(&cr->lock);
-  if (!mag_empty(cr->loaded)) {
-    has_pfn = true;
-  } else if (!mag_empty(cr->prev)) {
-    swap_mags(cr);
-    has_pfn = true;
-  } else {
-    sw_spin_lock(&rc->lock);
-    if (rc->depot_size > 0) {
-      mag_free(d, cr->loaded);
-      cr->loaded = rc->depot[--rc->depot_size];
-      d->stats.depot_gets++;
-      has_pfn = true;
-    }
-    sw_spin_unlock(&rc->lock);
-  }
-  if (has_pfn)
-    pfn = mag_pop(cr->loaded, limit - size);
-  if (pfn != 0)
-    d->stats.rcache_hits++;
-  else
-    d->stats.rcache_misses++;
-  sw_spin_unlock_irqrestore(&cr->lock, flags);
-  return pfn;
-}
-
-void iova_flush_rcaches(struct iova_domain *d) {
-  if (!d->policy.rcache)
-    return;
-  for (unsigned cpu = 0; cpu < IOVA_MAX_CPUS; cpu++) {
-    for (unsigned order = 0; order < IOVA_RCACHE_ORDERS; order++) {
-      struct iova_cpu_rcache *cr = &cpu_block(d, cpu)->rc[order];
-      /* Magazines, once there, stay until put_iova_domain: a CPU that never
-       * had any has nothing to flush and its lock need not be taken. */
-      if (cr->loaded == NULL && cr->prev == NULL)
-        continue;
-      const unsigned flags = sw_spin_lock_irqsave(&cr->lock);
-      mag_free_pfns(d, cr->loaded);
-      mag_free_pfns(d, cr->prev);
-      sw_spin_unlock_irqrestore(&cr->lock, flags);
-    }
-  }
-  for (unsigned order = 0; order < IOVA_RCACHE_ORDERS; order++) {
-    struct iova_rcache *rc = d->rcaches[order];
-    const unsigned flags = sw_spin_lock_irqsave(&rc->lock);
-    while (rc->depot_size > 0) {
-      struct iova_magazine *mag = rc->depot[--rc->depot_size];
-      mag_free_pfns(d, mag);
-      mag_free(d, mag);
-    }
-    sw_spin_unlock_irqrestore(&rc->lock, flags);
-  }
-}
-
-uint64_t iova_rcache_pfns(const struct iova_domain *d) {
-  uint64_t n = 0;
-
-  if (!d->policy.rcache)
-    return 0;
-  for (unsigned cpu = 0; cpu < IOVA_MAX_CPUS; cpu++) {
-    for (unsigned order = 0; order < IOVA_RCACHE_ORDERS; order++) {
-      const struct iova_cpu_rcache *cr = &cpu_block(d, cpu)->rc[order];
-      n += (cr->loaded != NULL ? cr->loaded->size : 0) + (cr->prev != NULL ? cr->prev->size : 0);
-    }
-  }
-  for (unsigned order = 0; order < IOVA_RCACHE_ORDERS; order++) {
-    const struct iova_rcache *rc = d->rcaches[order];
-    for (uint32_t i = 0; i < rc->depot_size; i++)
-      n += rc->depot[i]->size;
-  }
-  return n;
-}
-
-uint64_t alloc_iova_fast(struct iova_domain *d, uint64_t size_pages, uint64_t limit_pfn, bool flush_rcache) {
-  if (size_pages == 0)
-    return 0;
-  /* A cached range must fit any request of its order, so sizes that can be
-   * cached are rounded up to a power of two (as Linux). */
-  if (size_pages < IOVA_RCACHE_MAX_PAGES)
-    size_pages = (uint64_t)1 << order_base_2(size_pages);
-  if (d->policy.rcache) {
-    const uint64_t pfn = rcache_get(d, size_pages, limit_exclusive(limit_pfn));
-    if (pfn != 0)
-      return pfn;
-  }
-  for (;;) {
-    const struct iova *iova = alloc_iova(d, size_pages, limit_pfn, true);
-    if (iova != NULL)
-      return iova->pfn_lo;
-    if (!flush_rcache || !d->policy.rcache)
-      return 0;
-    /* The room may be sitting in other CPUs' magazines: return it all. */
-    flush_rcache = false;
-    d->stats.rcache_flushes++;
-    iova_flush_rcaches(d);
-  }
-}
-
-void free_iova_fast(struct iova_domain *d, uint64_t pfn, uint64_t size_pages) {
-  if (d->policy.rcache && rcache_insert(d, pfn, size_pages))
-    return;
-  (void)free_iova(d, pfn);
-}
-
-uint64_t iova_alloc_dma(struct iova_domain *d, uint64_t size_pages, uint64_t dma_limit_pfn) {
-  uint64_t pfn = 0;
-
-  if (dma_limit_pfn >= d->dma_32bit_pfn)
-    pfn = alloc_iova_fast(d, size_pages, d->dma_32bit_pfn - 1, false);
-  if (pfn == 0)
-    pfn = alloc_iova_fast(d, size_pages, dma_limit_pfn, true);
-  return pfn;
 }
 
 /* ---- Domain. */
@@ -759,10 +536,10 @@ int init_iova_domain(struct iova_domain *d, uint64_t granule, uint64_t start_pfn
 void put_iova_domain(struct iova_domain *d) {
   if (d->cpus != NULL) {
     for (unsigned cpu = 0; cpu < IOVA_MAX_CPUS; cpu++) {
-      struct iova_cpu *c = cpu_block(d, cpu);
+      struct iova_cpu *c = iova_cpu_block(d, cpu);
       for (unsigned order = 0; order < IOVA_RCACHE_ORDERS; order++) {
-        mag_free(d, c->rc[order].loaded);
-        mag_free(d, c->rc[order].prev);
+        iova_mag_free(d, c->rc[order].loaded);
+        iova_mag_free(d, c->rc[order].prev);
       }
       slab_free_pages(c->slab_pages);
     }
@@ -774,7 +551,7 @@ void put_iova_domain(struct iova_domain *d) {
     if (rc == NULL)
       continue;
     for (uint32_t i = 0; i < rc->depot_size; i++)
-      mag_free(d, rc->depot[i]);
+      iova_mag_free(d, rc->depot[i]);
     hal_dma_free(rc);
     d->rcaches[order] = NULL;
   }
