@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/default_costs.h"
 #include "hal/hal.h"
 #include "memory/address_map.h"
 
@@ -15,17 +16,15 @@ using T = Type;
 
 }  // namespace
 
-// Starting values of the cost table; to be fitted per platform in docs/results.md.
 static json default_costs() {
-  return json{{"function_call", 5},    {"indirect_call", 10},  {"rbtree_visit", 30},   {"list_op", 5},
-              {"cache_miss", 200},     {"kmem_alloc", 60},     {"pte_write", 4},       {"cache_clean_line", 10},
-              {"memcpy_64b", 12},      {"slot_scan", 3},       {"iommu_driver_op", 60}};
+  json j = json::object();
+  for (const DefaultCost& c : kDefaultCosts) j[c.name] = c.cycles;
+  return j;
 }
 
 std::map<std::string, uint64_t> default_cost_table() {
   std::map<std::string, uint64_t> t;
-  const json d = default_costs();
-  for (auto it = d.begin(); it != d.end(); ++it) t[it.key()] = it.value().get<uint64_t>();
+  for (const DefaultCost& c : kDefaultCosts) t[c.name] = c.cycles;
   return t;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "config/default_costs.h"
 #include "hal/hal.h"
 
 namespace smmu_vp::host_hal {
@@ -16,6 +17,12 @@ struct Block {
   uint64_t offset, size;
 };
 
+std::map<std::string, uint64_t> default_cycles() {
+  std::map<std::string, uint64_t> t;
+  for (const config::DefaultCost& c : config::kDefaultCosts) t[c.name] = c.cycles;
+  return t;
+}
+
 struct State {
   uint8_t* arena = nullptr;
   uint64_t brk = 0;                      // bump pointer into the arena
@@ -24,10 +31,7 @@ struct State {
   unsigned cpu = 0, cpu_count = 1;
   uint64_t cycles = 0;
   std::map<std::string, uint64_t> params;
-  std::map<std::string, uint64_t> cost_cycles{{"function_call", 5}, {"indirect_call", 10}, {"rbtree_visit", 30},
-                                              {"list_op", 5},       {"cache_miss", 200},    {"kmem_alloc", 60},
-                                              {"pte_write", 4},     {"cache_clean_line", 10}, {"memcpy_64b", 12},
-                                              {"slot_scan", 3},     {"iommu_driver_op", 60}};
+  std::map<std::string, uint64_t> cost_cycles = default_cycles();
   std::map<std::string, uint64_t> cost_counts;
   std::vector<std::string> cost_ids;
   std::map<std::string, uint64_t> stats;
