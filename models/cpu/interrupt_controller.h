@@ -15,13 +15,14 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "common/irq_sink.h"
 #include "common/stats.h"
 #include "common/trace.h"
 #include "cpu/interrupt_controller_core.h"
 
 namespace smmu_vp {
 
-class InterruptController : public sc_core::sc_module {
+class InterruptController : public sc_core::sc_module, public IrqSink {
  public:
   static constexpr uint64_t kRegTyper = 0x000;
   static constexpr uint64_t kRegSetSpi = 0x040;
@@ -34,7 +35,7 @@ class InterruptController : public sc_core::sc_module {
 
   // A wired interrupt from a device, at the caller's time plus `delay`.
   // Returns false for a line that does not exist.
-  bool raise_line(unsigned line, const sc_core::sc_time& delay = sc_core::SC_ZERO_TIME);
+  bool raise_line(unsigned line, const sc_core::sc_time& delay = sc_core::SC_ZERO_TIME) override;
 
   InterruptControllerCore& core() { return core_; }
   // Figures only known at the end of a run, into the stats registry.
