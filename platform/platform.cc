@@ -46,15 +46,14 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
     smmu_->set_event_sender([this]() { cpus_->send_event(); });
   }
 
+  DeviceEnv env{intc_.get(), stats_, trace_};
   for (const auto& d : cfg_.devices) {
-    if (d.type == "dma") {
-      auto dma = std::make_unique<DmaEngine>(d.name.c_str(), d.dma, intc_.get(), stats_, trace_);
-      router_->map(d.name, d.base, d.size, dma->regs);
-      // Master port: through the SMMU when there is one.
-      if (smmu_) dma->mem.bind(smmu_->upstream);
-      else dma->mem.bind(router_->upstream);
-      dmas_.emplace_back(d.name, std::move(dma));
-    }
+    std::unique_ptr<PlatformDevice> dev = find_device_type(d.type)->create(d, env);
+    router_->map(d.name, d.base, d.size, dev->regs());
+    // Master port: through the SMMU when there is one.
+    if (smmu_) dev->mem().bind(smmu_->upstream);
+    else dev->mem().bind(router_->upstream);
+    devices_.push_back(std::move(dev));
   }
 
   hal_ = std::make_unique<HalContext>(*this);
@@ -69,12 +68,6 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
 }
 
 Platform::~Platform() = default;
-
-DmaEngine* Platform::dma(const std::string& name) {
-  for (auto& [n, d] : dmas_)
-    if (n == name) return d.get();
-  return nullptr;
-}
 
 void Platform::on_core_done(CpuCore& c) {
   ++programs_done_;
@@ -152,7 +145,7 @@ void Platform::finalize_stats(const RunResult& r) {
   const Ps end = ns_to_ps(r.sim_ns);
   dram_->core().finalize(end);
   intc_->finalize();
-  for (auto& [name, d] : dmas_) d->finalize();
+  for (auto& d : devices_) d->finalize();
 }
 
 nlohmann::json Platform::results_json(const RunResult& r) const {

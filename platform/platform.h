@@ -3,7 +3,7 @@
 //
 // Wiring (docs/architecture.md):
 //   cpuN.socket ----------------------------> router.upstream
-//   <dma>.mem (master port) --> [smmu.upstream, smmu.downstream] --> router.upstream
+//   <device>.mem (master port) --> [smmu.upstream, smmu.downstream] --> router.upstream
 //        (straight to the router when the platform has no SMMU)
 //   router.downstream -> dram.socket | intc.socket | smmu.regs | <device>.regs
 #pragma once
@@ -22,7 +22,7 @@
 #include "config/run_config.h"
 #include "cpu/cpu_cluster.h"
 #include "cpu/interrupt_controller.h"
-#include "dma/dma_engine.h"
+#include "devices/device_type.h"
 #include "memory/dram.h"
 #include "memory/router.h"
 #include "smmu/smmu.h"
@@ -82,7 +82,6 @@ class Platform {
   InterruptController& intc() { return *intc_; }
   Router& router() { return *router_; }
   Dram& dram() { return *dram_; }
-  DmaEngine* dma(const std::string& name);
   smmu::Smmu* smmu() { return smmu_.get(); }
   spdlog::logger& log() { return *log_; }
 
@@ -99,7 +98,7 @@ class Platform {
   std::unique_ptr<InterruptController> intc_;
   std::unique_ptr<CpuCluster> cpus_;
   std::unique_ptr<smmu::Smmu> smmu_;
-  std::vector<std::pair<std::string, std::unique_ptr<DmaEngine>>> dmas_;
+  std::vector<std::unique_ptr<PlatformDevice>> devices_;
   std::unique_ptr<HalContext> hal_;
   unsigned programs_ = 0;
   unsigned programs_done_ = 0;

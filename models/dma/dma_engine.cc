@@ -11,14 +11,14 @@
 
 namespace smmu_vp {
 
-DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, InterruptController* intc,
+DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, IrqSink* irq,
                      StatsRegistry& stats, TraceSink* trace)
     : sc_module(name),
       regs("regs"),
       mem("mem"),
       cfg_(cfg),
       core_(cfg.channels, cfg.burst_bytes, cfg.stream_id),
-      intc_(intc),
+      irq_(irq),
       trace_(trace),
       ch_(cfg.channels),
       bytes_total_(stats.counter(std::string(basename()) + ".bytes")),
@@ -133,7 +133,7 @@ void DmaEngine::channel_thread(unsigned ch) {
 
 void DmaEngine::signal_completion(unsigned ch) {
   const DmaChannelState& s = core_.channel(ch);
-  if ((s.ctrl & DMA_CTRL_IRQ_EN) && intc_) intc_->raise_line(cfg_.irq + ch);
+  if ((s.ctrl & DMA_CTRL_IRQ_EN) && irq_) irq_->raise_line(cfg_.irq + ch);
   if (s.ctrl & DMA_CTRL_MSI_EN) {
     tlm::tlm_generic_payload t;
     StreamIdExtension ext(s.sid, s.ssid & DMA_SSID_MASK, (s.ssid & DMA_SSID_SSV) != 0);

@@ -17,7 +17,7 @@
 
 #include "common/stats.h"
 #include "common/trace.h"
-#include "cpu/interrupt_controller.h"
+#include "common/irq_sink.h"
 #include "dma/dma_engine_core.h"
 
 namespace smmu_vp {
@@ -38,7 +38,7 @@ class DmaEngine : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<DmaEngine> mem; // data and MSI writes
 
   SC_HAS_PROCESS(DmaEngine);
-  DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, InterruptController* intc,
+  DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, IrqSink* irq,
             StatsRegistry& stats, TraceSink* trace);
 
   DmaEngineCore& core() { return core_; }
@@ -69,7 +69,7 @@ class DmaEngine : public sc_core::sc_module {
 
   DmaConfig cfg_;
   DmaEngineCore core_;
-  InterruptController* intc_;
+  IrqSink* irq_;
   TraceSink* trace_;
   std::vector<Channel> ch_;
   Counter& bytes_total_;

@@ -104,7 +104,7 @@ namespace {
 std::string stat(const sc_core::sc_module& m, const char* leaf) { return std::string(m.basename()) + "." + leaf; }
 }  // namespace
 
-Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, InterruptController* intc, StatsRegistry& stats,
+Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, IrqSink* irq, StatsRegistry& stats,
            TraceSink* trace)
     : sc_module(name),
       regs("regs"),
@@ -118,7 +118,7 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, InterruptControl
       executor_(*translator_, cfg.features, &stats, std::string(basename()) + ".cmdq"),
       cmd_lanes_(std::string(basename()) + ".cmd_lanes", std::max(1u, cfg.cmdq.lanes)),
       ecmdq_(cfg.features),
-      intc_(intc),
+      irq_(irq),
       trace_(trace),
       reg_latency_(ps_to_sc(ns_to_ps(cfg.reg_latency_ns))),
       bypass_latency_(ns_to_ps(cfg.bypass_latency_ns)),
@@ -133,10 +133,10 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, InterruptControl
   CommandQueueConsumer::Hooks hooks;
   hooks.raise_gerror = [this](uint32_t bits, Ps at) { raise_gerror(bits, at); };
   hooks.sync_wired_irq = [this](Ps at) {
-    if (!intc_) return;
+    if (!irq_) return;
     irqs_.add();
     const Ps now = now_ps();
-    intc_->raise_line(cfg_.sync_irq, ps_to_sc(at > now ? at - now : 0));
+    irq_->raise_line(cfg_.sync_irq, ps_to_sc(at > now ? at - now : 0));
   };
   hooks.send_event = [this]() {
     if (send_event_) send_event_();
@@ -333,10 +333,10 @@ void Smmu::signal_irq(const IrqConfig& msi, unsigned wired_line, uint32_t msi_ab
     if (!mem_->write(msi.addr, &data, 4, at, &done)) regfile_.raise_gerror(msi_abort_bit);
     return;
   }
-  if (!intc_) return;
+  if (!irq_) return;
   irqs_.add();
   const Ps now = now_ps();
-  intc_->raise_line(wired_line, ps_to_sc(at > now ? at - now : 0));
+  irq_->raise_line(wired_line, ps_to_sc(at > now ? at - now : 0));
 }
 
 }  // namespace smmu_vp::smmu

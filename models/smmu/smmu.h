@@ -23,7 +23,7 @@
 
 #include "common/stats.h"
 #include "common/trace.h"
-#include "cpu/interrupt_controller.h"
+#include "common/irq_sink.h"
 #include "smmu/command_executor.h"
 #include "smmu/command_queue.h"
 #include "smmu/ecmdq.h"
@@ -52,7 +52,7 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
   tlm_utils::multi_passthrough_target_socket<Smmu> upstream;
   tlm_utils::simple_initiator_socket<Smmu> downstream;
 
-  Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, InterruptController* intc, StatsRegistry& stats,
+  Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, IrqSink* irq, StatsRegistry& stats,
        TraceSink* trace);
   ~Smmu() override;
 
@@ -98,7 +98,7 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
   std::vector<std::unique_ptr<CommandQueueConsumer>> ecmdq_consumers_;
   uint32_t last_cmdq_prod_ = 0;
   std::function<void()> send_event_;
-  InterruptController* intc_;
+  IrqSink* irq_;
   TraceSink* trace_;
   tlm::tlm_generic_payload fwd_;  // translated (sub-)transactions
   sc_core::sc_time reg_latency_;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "config/default_costs.h"
+#include "cpu/interrupt_controller.h"
 #include "hal/hal.h"
 #include "memory/address_map.h"
 
@@ -65,19 +66,21 @@ NodePtr dram_schema() {
   }, "Main memory.");
 }
 
-NodePtr dma_device_schema() {
-  const DmaConfig d;
-  return object({
-      {"type", choice("dma", {"dma"}, "Device model.")},
-      {"base", leaf(T::kAddress, json(), "address", "Physical base of the register block.")},
-      {"stream_id", ranged(T::kUint, 0, 0, 0xFFFFFFFFu, "", "StreamID its transactions carry (reset value of each channel's SID register).")},
-      {"irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of channel 0; channel n raises irq + n.")},
-      {"channels", ranged(T::kUint, d.channels, 1, 64, "", "Independent channels, each a register set and an engine.")},
-      {"burst_bytes", ranged(T::kUint, d.burst_bytes, 4, 4096, "bytes", "Size of each read and write burst.")},
-      {"max_outstanding", ranged(T::kUint, d.max_outstanding, 1, 256, "bursts", "Bursts in flight per channel.")},
-      {"setup_ns", ranged(T::kNumber, d.setup_ns, 0, 1e9, "ns", "Time from GO to the first burst.")},
-      {"reg_latency_ns", ranged(T::kNumber, d.reg_latency_ns, 0, 1e6, "ns", "Register access latency.")},
-  }, "Generic DMA engine (register map in docs/devices.md).");
+// One schema per registered device type: the fields every device has, then
+// the type's own (devices/device_type.h).
+NodePtr devices_schema() {
+  std::map<std::string, NodePtr> variants;
+  for (const auto& [name, t] : device_types()) {
+    std::vector<std::pair<std::string, NodePtr>> fields = {
+        {"type", choice(name, {name}, "Device model.")},
+        {"base", leaf(T::kAddress, json(), "address", "Physical base of the register block.")},
+        {"stream_id", ranged(T::kUint, 0, 0, 0xFFFFFFFFu, "", "StreamID of the transactions on its master port.")},
+        {"irq", ranged(T::kUint, json(), 0, 1023, "line", t.irq_help)},
+    };
+    fields.insert(fields.end(), t.fields.begin(), t.fields.end());
+    variants[name] = object(fields, t.help);
+  }
+  return map_of(variant(variants, ""), json::object(), "Devices by instance name; each entry's `type` selects its model.");
 }
 
 // Feature switches a configuration may change on top of its profile, each
@@ -194,8 +197,7 @@ NodePtr platform_schema() {
            {"reg_latency_ns", ranged(T::kNumber, 10.0, 0, 1e6, "ns", "Register access latency.")},
        }, "Interrupt controller: wired lines and an MSI doorbell.")},
       {"smmu", smmu_schema()},
-      {"devices", map_of(variant({{"dma", dma_device_schema()}}, ""), json::object(),
-                         "Devices by instance name; each entry's `type` selects its model.")},
+      {"devices", devices_schema()},
   }, "The hardware: cores, memory, interconnect, interrupt controller and devices. May be given inline or as the path of a JSON file, relative to the scenario file.");
 }
 
@@ -399,19 +401,11 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
     dc.irq = u(d["irq"]);
     if (dc.name == "dram" || dc.name == "intc" || dc.name == "cpus" || dc.name == "router" || dc.name == "smmu")
       throw ConfigError(path, "name is reserved for a platform component");
-    if (dc.type == "dma") {
-      dc.dma.channels = u(d["channels"]);
-      dc.dma.burst_bytes = u(d["burst_bytes"]);
-      dc.dma.max_outstanding = u(d["max_outstanding"]);
-      dc.dma.setup_ns = d["setup_ns"];
-      dc.dma.reg_latency_ns = d["reg_latency_ns"];
-      dc.dma.stream_id = dc.stream_id;
-      dc.dma.irq = dc.irq;
-      dc.size = DmaEngineCore::register_block_size(dc.dma.channels);
-      if (dc.irq + dc.dma.channels > rc.intc_lines)
-        throw ConfigError(path + "/irq", "lines " + std::to_string(dc.irq) + ".." + std::to_string(dc.irq + dc.dma.channels - 1) +
-                                             " do not exist (intc.lines = " + std::to_string(rc.intc_lines) + ")");
-    }
+    dc.params = d;
+    find_device_type(dc.type)->layout(dc);  // validation accepted only registered types
+    if (dc.irq + dc.irq_lines > rc.intc_lines)
+      throw ConfigError(path + "/irq", "lines " + std::to_string(dc.irq) + ".." + std::to_string(dc.irq + dc.irq_lines - 1) +
+                                           " do not exist (intc.lines = " + std::to_string(rc.intc_lines) + ")");
     rc.devices.push_back(dc);
   }
   check_address_map(rc);

@@ -13,7 +13,7 @@
 
 #include "config/schema.h"
 #include "cpu/cpu_cluster.h"
-#include "dma/dma_engine.h"
+#include "devices/device_type.h"
 #include "memory/dram_core.h"
 #include "smmu/smmu.h"
 
@@ -21,15 +21,8 @@ struct hal_app;
 
 namespace smmu_vp::config {
 
-struct DeviceConfig {
-  std::string name;
-  std::string type;  // "dma"
-  uint64_t base = 0;
-  uint64_t size = 0;
-  uint32_t stream_id = 0;
-  uint32_t irq = 0;
-  DmaConfig dma;
-};
+// platform.devices entries (devices/device_type.h).
+using smmu_vp::DeviceConfig;
 
 struct AppAssignment {
   const hal_app* app = nullptr;

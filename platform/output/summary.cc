@@ -2,26 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "devices/device_type.h"
+#include "output/human.h"
+
 namespace smmu_vp {
 
 namespace {
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024.0 && u < 4) {
-    b /= 1024.0;
-    ++u;
-  }
-  return fmt::format(u ? "{:.2f} {}" : "{:.0f} {}", b, units[u]);
-}
-
-std::string human_ns(double ns) {
-  if (ns >= 1e9) return fmt::format("{:.3f} s", ns / 1e9);
-  if (ns >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
-  if (ns >= 1e3) return fmt::format("{:.3f} us", ns / 1e3);
-  return fmt::format("{:.1f} ns", ns);
-}
 
 uint64_t counter(const StatsRegistry& s, const std::string& path) {
   const Counter* c = s.find_counter(path);
@@ -71,15 +57,12 @@ void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
 
   bool header = false;
   for (const auto& d : cfg.devices) {
+    const DeviceType* t = find_device_type(d.type);
+    const std::string lines = t && t->summary ? t->summary(d, s) : "";
+    if (lines.empty()) continue;
     if (!header) os << "\ndevices\n";
     header = true;
-    const uint64_t bytes = counter(s, d.name + ".bytes");
-    os << fmt::format("  {}: {} copied, {:.2f} GB/s while active", d.name, human_bytes(static_cast<double>(bytes)),
-                      value(s, d.name + ".bandwidth_gbps"));
-    if (const Histogram* h = s.find_histogram(d.name + ".transfer_latency_ns"))
-      os << fmt::format(", {} transfers, latency p50 {} p99 {}", h->count(), human_ns(h->percentile(50)),
-                        human_ns(h->percentile(99)));
-    os << "\n";
+    os << lines;
   }
 
   // Everything the apps reported, in registry order.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dma/dma_registers.h"
 #include "drivers/dma/dma_engine.h"
 #include "hal/hal.h"
 #include "platform_fixture.h"

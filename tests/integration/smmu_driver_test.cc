@@ -3,6 +3,7 @@
 // several cores sharing the command queue under the spinlock policy.
 #include <gtest/gtest.h>
 
+#include "dma/dma_registers.h"
 #include "drivers/dma/dma_engine.h"
 #include "hal/hal.h"
 #include "platform_fixture.h"

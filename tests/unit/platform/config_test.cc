@@ -2,6 +2,8 @@
 // rejected with the JSON path of the problem, and good ones resolve to a
 // complete document and RunConfig.
 #include "config/run_config.h"
+#include "devices/dma_device.h"
+#include "devices/nic_device.h"
 
 #include <unistd.h>
 
@@ -383,15 +385,17 @@ TEST(RunConfig, DefaultsFillRunConfig) {
   ASSERT_EQ(rc.devices.size(), 1u);
   const DeviceConfig& d = rc.devices[0];
   const DmaConfig dma;
+  const DmaConfig got = dma_config(d);
   EXPECT_EQ(d.type, "dma");
   EXPECT_EQ(d.base, 0x10000000u);
   EXPECT_EQ(d.irq, 32u);
-  EXPECT_EQ(d.dma.irq, 32u);
-  EXPECT_EQ(d.dma.channels, dma.channels);
-  EXPECT_EQ(d.dma.burst_bytes, dma.burst_bytes);
-  EXPECT_EQ(d.dma.max_outstanding, dma.max_outstanding);
-  EXPECT_EQ(d.dma.setup_ns, dma.setup_ns);
+  EXPECT_EQ(got.irq, 32u);
+  EXPECT_EQ(got.channels, dma.channels);
+  EXPECT_EQ(got.burst_bytes, dma.burst_bytes);
+  EXPECT_EQ(got.max_outstanding, dma.max_outstanding);
+  EXPECT_EQ(got.setup_ns, dma.setup_ns);
   EXPECT_EQ(d.size, DmaEngineCore::register_block_size(dma.channels));
+  EXPECT_EQ(d.irq_lines, dma.channels);
 
   ASSERT_EQ(rc.apps.size(), 1u);
   EXPECT_EQ(rc.apps[0].cores, std::vector<unsigned>{0});
@@ -488,7 +492,7 @@ TEST(Overrides, CreateMissingObjects) {
   ASSERT_EQ(rc.devices.size(), 2u);
   EXPECT_EQ(rc.devices[1].name, "dma1");
   EXPECT_EQ(rc.devices[1].base, 0x20000000u);
-  EXPECT_EQ(rc.devices[1].dma.channels, 4u);
+  EXPECT_EQ(dma_config(rc.devices[1]).channels, 4u);
 }
 
 TEST(Overrides, ApplyOverrideOnEmptyDocument) {
@@ -552,11 +556,14 @@ TEST(ShippedConfig, DefaultScenarioLoads) {
   EXPECT_EQ(rc.dram_base, 0x80000000u);
   EXPECT_EQ(rc.dram.size, 1ull << 30);
   EXPECT_EQ(rc.dma_region_offset, 256u << 20);
-  ASSERT_EQ(rc.devices.size(), 1u);
+  ASSERT_EQ(rc.devices.size(), 2u);
   EXPECT_EQ(rc.devices[0].name, "dma0");
   EXPECT_EQ(rc.devices[0].stream_id, 16u);
-  EXPECT_EQ(rc.devices[0].dma.stream_id, 16u);
-  EXPECT_EQ(rc.devices[0].dma.max_outstanding, 8u);
+  EXPECT_EQ(rc.devices[1].name, "nic0");
+  EXPECT_EQ(rc.devices[1].type, "nic");
+  EXPECT_EQ(nic_config(rc.devices[1]).stream_id, 32u);
+  EXPECT_EQ(dma_config(rc.devices[0]).stream_id, 16u);
+  EXPECT_EQ(dma_config(rc.devices[0]).max_outstanding, 8u);
   ASSERT_EQ(rc.apps.size(), 2u);
   EXPECT_STREQ(rc.apps[0].app->name, "dma_copy");
   EXPECT_EQ(rc.apps[0].cores, (std::vector<unsigned>{0, 1}));
@@ -649,6 +656,61 @@ TEST(RunConfig, ScenarioSetOverridesItsPlatformBeforeTheCommandLine) {
   EXPECT_TRUE(fails_at(patched(R"({"set": [1]})"), "/set", {"expected an object"}));
   EXPECT_TRUE(fails_at(patched(R"({"set": {"platform.dram.read_latency_ns": -1}})"), "/platform/dram/read_latency_ns",
                        {"must be between"}));
+}
+
+}  // namespace
+}  // namespace smmu_vp::config
+
+namespace smmu_vp::config {
+namespace {
+
+// Device types come from their registrations (platform/devices/), each
+// parameter declared once in a table that gives the schema and the parse.
+TEST(DeviceTypes, DmaAndNicRegistered) {
+  ASSERT_NE(find_device_type("dma"), nullptr);
+  ASSERT_NE(find_device_type("nic"), nullptr);
+  EXPECT_EQ(find_device_type("nvme-that-does-not-exist"), nullptr);
+}
+
+json nic_doc(const char* extra = "") {
+  return json::parse(std::string(R"({
+    "platform": { "cpu": { "count": 2 },
+      "devices": { "nic0": { "type": "nic", "base": "0x10100000", "irq": 40, "stream_id": 32)") + extra + R"( } } },
+    "scenario": {} })");
+}
+
+TEST(DeviceTypes, NicParametersParsedWithDefaults) {
+  const RunConfig rc = build(nic_doc(R"(, "queues": 4, "link_gbps": 25, "rx_frame_mix": "imix", "desc_batch": 16)"));
+  ASSERT_EQ(rc.devices.size(), 1u);
+  const DeviceConfig& d = rc.devices[0];
+  const NicConfig c = nic_config(d);
+  const NicConfig defaults;
+  EXPECT_EQ(c.queues, 4u);
+  EXPECT_EQ(c.link_gbps, 25.0);
+  EXPECT_EQ(c.rx_frame_mix, FrameMix::kImix);
+  EXPECT_EQ(c.desc_batch, 16u);
+  EXPECT_EQ(c.burst_bytes, defaults.burst_bytes);
+  EXPECT_EQ(c.rx_fifo_bytes, defaults.rx_fifo_bytes);
+  EXPECT_EQ(c.stream_id, 32u);
+  EXPECT_EQ(c.irq, 40u);
+  EXPECT_EQ(d.size, Nic::register_block_size(4));
+  EXPECT_EQ(d.irq_lines, 4u);
+}
+
+TEST(DeviceTypes, NicBadParametersNamed) {
+  EXPECT_TRUE(fails_at(nic_doc(R"(, "queues": 0)"), "/platform/devices/nic0/queues", {"between 1 and 64"}));
+  EXPECT_TRUE(fails_at(nic_doc(R"(, "rx_frame_mix": "jumbo")"), "/platform/devices/nic0/rx_frame_mix", {"fixed", "imix"}));
+  EXPECT_TRUE(fails_at(nic_doc(R"(, "rx_frame_bytes": 3000)"), "/platform/devices/nic0/rx_frame_bytes", {"mtu + 14"}));
+  EXPECT_TRUE(fails_at(nic_doc(R"(, "mtu": 1000, "rx_frame_mix": "imix")"), "/platform/devices/nic0/mtu", {"imix"}));
+  // 16 queues from line 250 need lines up to 265 of 256.
+  EXPECT_TRUE(fails_at(nic_doc(), "/platform/devices/nic0/irq", {"do not exist"}, {"platform.devices.nic0.irq=250"}));
+  EXPECT_TRUE(fails_at(nic_doc(R"(, "colour": 1)"), "/platform/devices/nic0/colour", {"unknown key"}));
+}
+
+TEST(DeviceTypes, UnknownTypeListsTheRegisteredOnes) {
+  json d = nic_doc();
+  d["platform"]["devices"]["nic0"]["type"] = "gpu";
+  EXPECT_TRUE(fails_at(d, "/platform/devices/nic0/type", {"dma", "nic"}));
 }
 
 }  // namespace

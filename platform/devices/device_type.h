@@ -1,0 +1,79 @@
+// A device model's registration with the platform: its parameters, how large
+// its register block is, how many interrupt lines it uses, how to build it,
+// and what it adds to the run summary. Each model registers itself from its
+// own file in platform/devices/ (REGISTER_DEVICE_TYPE below), so adding a
+// device touches no central code: the configuration accepts its "type", the
+// platform maps its registers, binds its master port behind the SMMU and
+// finalizes it, and docs/config.md documents it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <tlm>
+
+#include "common/irq_sink.h"
+#include "common/stats.h"
+#include "common/trace.h"
+#include "config/schema.h"
+
+namespace smmu_vp {
+
+// One entry of platform.devices, validated, with what every device has.
+struct DeviceConfig {
+  std::string name;
+  std::string type;
+  uint64_t base = 0;
+  uint64_t size = 0;       // register block, from the device type
+  uint32_t stream_id = 0;  // StreamID of its master port's transactions
+  uint32_t irq = 0;        // first wired interrupt line
+  unsigned irq_lines = 0;  // lines it uses, irq .. irq + irq_lines - 1
+  nlohmann::json params;   // the validated entry, defaults filled
+};
+
+// A built device: the sockets the platform binds and the end-of-run hook.
+class PlatformDevice {
+ public:
+  virtual ~PlatformDevice() = default;
+  virtual tlm::tlm_target_socket<>& regs() = 0;
+  virtual tlm::tlm_initiator_socket<>& mem() = 0;
+  // End-of-run figures into the stats registry.
+  virtual void finalize() {}
+};
+
+struct DeviceEnv {
+  IrqSink* irq;
+  StatsRegistry& stats;
+  TraceSink* trace;
+};
+
+struct DeviceType {
+  std::string type;
+  std::string help;
+  std::string irq_help;  // what its interrupt lines are
+  // Fields beyond the common type, base, stream_id and irq.
+  std::vector<std::pair<std::string, config::NodePtr>> fields;
+  // Register block size and number of interrupt lines of a validated entry.
+  std::function<void(DeviceConfig&)> layout;
+  std::function<std::unique_ptr<PlatformDevice>(const DeviceConfig&, DeviceEnv&)> create;
+  // Lines for the run summary, from the device's stats ("" for none).
+  std::function<std::string(const DeviceConfig&, const StatsRegistry&)> summary;
+};
+
+// Registers a type; returns true (for static initialisers). A second
+// registration of the same name throws std::logic_error.
+bool register_device_type(DeviceType t);
+// Every registered type by name.
+const std::map<std::string, DeviceType>& device_types();
+const DeviceType* find_device_type(const std::string& type);
+
+}  // namespace smmu_vp
+
+// Registers a device type from a function returning its DeviceType.
+#define REGISTER_DEVICE_TYPE(fn) \
+  static const bool registered_##fn = ::smmu_vp::register_device_type(fn())
