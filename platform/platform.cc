@@ -121,7 +121,8 @@ RunResult Platform::run(const std::function<void(const Progress&)>& progress, do
     }
   }
   r.wall_seconds = std::chrono::duration<double>(clock::now() - wall0).count();
-  r.sim_ns = ps_to_ns(now_ps());
+  const Ps end = now_ps();
+  r.sim_ns = ps_to_ns(end);
   for (unsigned i = 0; i < cpus_->size(); ++i) {
     CpuCore& c = cpus_->core(i);
     CoreOutcome o;
@@ -131,20 +132,23 @@ RunResult Platform::run(const std::function<void(const Progress&)>& progress, do
     o.exit_code = c.exit_code();
     o.failure = c.failure();
     o.finish_ns = ps_to_ns(c.finish_time());
+    o.busy_ns = ps_to_ns(c.busy_ps(end));
+    o.idle_ns = ps_to_ns(c.idle_ps(end));
+    o.utilisation = c.utilisation(end);
     r.cores.push_back(o);
     if (r.status == RunResult::Status::kAppFailed && r.message.empty() && c.finished() &&
         (!c.failure().empty() || c.exit_code() != 0))
       r.message = "cpu" + std::to_string(i) + " (" + c.label() + "): " +
                   (c.failure().empty() ? "returned " + std::to_string(c.exit_code()) : c.failure());
   }
-  finalize_stats(r);
+  finalize_stats(end);
   return r;
 }
 
-void Platform::finalize_stats(const RunResult& r) {
-  const Ps end = ns_to_ps(r.sim_ns);
+void Platform::finalize_stats(Ps end) {
   dram_->core().finalize(end);
   intc_->finalize();
+  cpus_->finalize(end);
   for (auto& d : devices_) d->finalize();
 }
 
@@ -159,7 +163,8 @@ nlohmann::json Platform::results_json(const RunResult& r) const {
   for (const auto& c : r.cores) {
     if (c.app.empty()) continue;
     cores.push_back({{"cpu", c.cpu}, {"app", c.app}, {"finished", c.finished}, {"exit_code", c.exit_code},
-                     {"failure", c.failure}, {"finish_ns", c.finish_ns}});
+                     {"failure", c.failure}, {"finish_ns", c.finish_ns},
+                     {"busy_ns", c.busy_ns}, {"idle_ns", c.idle_ns}, {"utilisation", c.utilisation}});
   }
   run["cores"] = cores;
   j["run"] = run;

@@ -38,6 +38,10 @@ struct CoreOutcome {
   int exit_code = 0;
   std::string failure;
   double finish_ns = 0;
+  // Over the whole run (CpuCore::idle_ps): busy + idle = RunResult::sim_ns.
+  double busy_ns = 0;
+  double idle_ns = 0;
+  double utilisation = 0;  // busy / (busy + idle), 0 for a run of no time
 };
 
 struct RunResult {
@@ -87,7 +91,7 @@ class Platform {
 
  private:
   void on_core_done(CpuCore& core);
-  void finalize_stats(const RunResult& r);
+  void finalize_stats(Ps end);  // end: simulated end of the run
 
   config::RunConfig cfg_;
   TraceSink* trace_;

@@ -1,5 +1,6 @@
 #include "cpu/cpu_cluster.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -62,6 +63,16 @@ void CpuCore::run() {
   finish_time_ = now_ps();
   if (cluster_.trace()) cluster_.trace()->span(track_, label_, start_time_, finish_time_ - start_time_);
   cluster_.core_done(*this);
+}
+
+Ps CpuCore::idle_ps(Ps end) const {
+  if (!entry_) return end;
+  // Every term below lies in [0, end] for an `end` at or after the kernel's
+  // time; the clamps only keep an earlier `end` (a query mid-run) sane.
+  Ps idle = std::min(start_time_, end) + wfe_sleep_ps_.value() + wfi_sleep_ps_.value();
+  if (asleep_ && end > sleep_start_) idle += end - sleep_start_;
+  if (finished_ && end > finish_time_) idle += end - finish_time_;
+  return std::min(idle, end);
 }
 
 void CpuCore::fatal(const std::string& why) {
@@ -158,6 +169,8 @@ void CpuCore::wfe() {
     return;
   }
   const Ps t0 = now();
+  asleep_ = true;
+  sleep_start_ = t0;
   const double stream_ns = cluster_.config().event_stream_ns;
   sc_core::sc_event_or_list wake = cluster_.sev_event() | cluster_.intc().wake_event(id_);
   if (stream_ns > 0.0) {
@@ -169,6 +182,7 @@ void CpuCore::wfe() {
     sc_core::wait(wake);
   }
   after_wait();
+  asleep_ = false;
   event_register_ = false;
   const Ps slept = now() - t0;
   wfe_sleep_ps_.add(slept);
@@ -179,6 +193,8 @@ void CpuCore::wfe() {
 void CpuCore::wfi() {
   sync();
   const Ps t0 = now();
+  asleep_ = true;
+  sleep_start_ = t0;
   InterruptControllerCore& ic = cluster_.intc().core();
   for (;;) {
     const Ps pending = ic.next_pending(id_);
@@ -188,6 +204,7 @@ void CpuCore::wfi() {
     else sc_core::wait(ps_to_sc(pending - t), cluster_.intc().wake_event(id_));
     after_wait();
   }
+  asleep_ = false;
   const Ps slept = now() - t0;
   wfi_sleep_ps_.add(slept);
   if (cluster_.trace() && slept) cluster_.trace()->span(track_, "wfi", t0, slept);
@@ -225,6 +242,14 @@ CpuCluster::CpuCluster(sc_core::sc_module_name name, const CpuConfig& cfg, uint6
   tlm_utils::tlm_quantumkeeper::set_global_quantum(ps_to_sc(ns_to_ps(cfg_.quantum_ns)));
   for (unsigned i = 0; i < cfg_.count; ++i)
     cores_.push_back(std::make_unique<CpuCore>(("cpu" + std::to_string(i)).c_str(), i, *this));
+}
+
+void CpuCluster::finalize(Ps end) {
+  for (auto& c : cores_) {
+    stats_.value(stat(*c, "busy_ns")) = ps_to_ns(c->busy_ps(end));
+    stats_.value(stat(*c, "idle_ns")) = ps_to_ns(c->idle_ps(end));
+    stats_.value(stat(*c, "utilisation")) = c->utilisation(end);
+  }
 }
 
 void CpuCluster::send_event() {

@@ -5,6 +5,12 @@
 // temporal decoupling with a quantum keeper). Compute annotations and DRAM
 // accesses add to it; MMIO accesses, atomics, barriers, WFE/WFI synchronise
 // first. Interrupts are taken at synchronisation points and while sleeping.
+//
+// Busy / idle: a core is idle before its program starts, while asleep in WFE
+// or WFI, and after its program returns (the whole run without a program);
+// it is busy the rest of the time (running, spinning, polling MMIO). Sleeps
+// are measured on the same synchronised time base as the wfe/wfi sleep
+// counters, so accounting adds no wait and changes no timing.
 #pragma once
 
 #include <functional>
@@ -99,6 +105,16 @@ class CpuCore : public sc_core::sc_module {
   const std::string& failure() const { return failure_; }
   Ps finish_time() const { return finish_time_; }
 
+  // ---- busy / idle over [0, end], `end` the simulated end of the run (ps).
+  // idle_ps(end) + busy_ps(end) == end; a sleep still under way at `end`
+  // counts as idle up to `end`, a program still running as busy.
+  Ps idle_ps(Ps end) const;
+  Ps busy_ps(Ps end) const { return end - idle_ps(end); }
+  // busy / end; 0 for a run of no time.
+  double utilisation(Ps end) const {
+    return end ? static_cast<double>(busy_ps(end)) / static_cast<double>(end) : 0.0;
+  }
+
  private:
   void run();
   void take_interrupts();
@@ -122,6 +138,8 @@ class CpuCore : public sc_core::sc_module {
   std::string failure_;
   Ps start_time_ = 0;
   Ps finish_time_ = 0;
+  bool asleep_ = false;  // in WFE/WFI since sleep_start_
+  Ps sleep_start_ = 0;
 
   Counter& mmio_accesses_;
   Counter& dram_accesses_;
@@ -166,6 +184,10 @@ class CpuCluster : public sc_core::sc_module {
   // Called when a core's program returns or fails.
   void set_on_core_done(std::function<void(CpuCore&)> fn) { on_core_done_ = std::move(fn); }
   void core_done(CpuCore& c) { if (on_core_done_) on_core_done_(c); }
+
+  // At the end of the run (`end`: simulated end time, ps): every core's
+  // cpus.cpuN.busy_ns, idle_ns and utilisation (busy / (busy + idle)).
+  void finalize(Ps end);
 
  private:
   CpuConfig cfg_;

@@ -35,11 +35,14 @@ void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
                     human_ns(r.sim_ns), r.wall_seconds, r.message.empty() ? "" : "\n          " + r.message);
 
   os << "\ncores\n";
-  os << fmt::format("  {:<5} {:<20} {:>6} {:>14}\n", "cpu", "app", "exit", "finished at");
+  // Every core, idle ones too: busy time and utilisation over the whole run.
+  os << fmt::format("  {:<5} {:<20} {:>6} {:>14} {:>14} {:>6}\n", "cpu", "app", "exit", "finished at", "busy", "util");
   for (const auto& c : r.cores) {
-    if (c.app.empty()) continue;
-    os << fmt::format("  {:<5} {:<20} {:>6} {:>14}\n", c.cpu, c.app,
-                      c.finished ? std::to_string(c.exit_code) : "-", c.finished ? human_ns(c.finish_ns) : "running");
+    const bool idle = c.app.empty();
+    const std::string exit = !idle && c.finished ? std::to_string(c.exit_code) : "-";
+    const std::string finished = idle ? "-" : c.finished ? human_ns(c.finish_ns) : "running";
+    os << fmt::format("  {:<5} {:<20} {:>6} {:>14} {:>14} {:>5.1f}%\n", c.cpu, idle ? "-" : c.app, exit, finished,
+                      human_ns(c.busy_ns), 100.0 * c.utilisation);
   }
 
   const double dram_bytes = static_cast<double>(counter(s, "dram.bytes_read") + counter(s, "dram.bytes_written"));

@@ -94,6 +94,22 @@ TEST(Cli, SummaryAndResultFiles) {
   const nlohmann::json stats = read_json(d / "stats.json");
   EXPECT_GT(stats["dram"]["bytes_read"].get<uint64_t>(), 0u);
   EXPECT_EQ(stats["dma0"]["transfer_latency_ns"]["count"], 128);
+  // Busy / idle per core: every core under cpus, the cores with an app under run.cores too.
+  EXPECT_NE(r.out.find("finished at           busy   util"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  3     -                         -              -         0.0 ns   0.0%"), std::string::npos)
+      << r.out;
+  const double sim_ns = stats["run"]["simulated_time_ns"].get<double>();
+  EXPECT_EQ(stats["cpus"]["cpu3"]["busy_ns"], 0.0);
+  EXPECT_EQ(stats["cpus"]["cpu3"]["idle_ns"], sim_ns);
+  EXPECT_EQ(stats["cpus"]["cpu3"]["utilisation"], 0.0);
+  ASSERT_EQ(stats["run"]["cores"].size(), 3u);
+  for (const auto& c : stats["run"]["cores"]) {
+    const auto& cpu = stats["cpus"]["cpu" + std::to_string(c["cpu"].get<unsigned>())];
+    EXPECT_EQ(c["busy_ns"], cpu["busy_ns"]);
+    EXPECT_EQ(c["idle_ns"], cpu["idle_ns"]);
+    EXPECT_EQ(c["utilisation"], cpu["utilisation"]);
+    EXPECT_DOUBLE_EQ(c["busy_ns"].get<double>() + c["idle_ns"].get<double>(), sim_ns);
+  }
   const nlohmann::json cfg = read_json(d / "config.json");
   EXPECT_EQ(cfg["platform"]["dram"]["base"], 0x80000000ull);  // defaults and strings resolved
   const nlohmann::json trace = read_json(d / "trace.json");
