@@ -42,7 +42,7 @@ struct NicConfig {
   double rx_load_percent = 100.0;     // offered RX load, of the line rate
   uint32_t rx_frame_bytes = 1514;     // frame size without FCS (fixed mix)
   FrameMix rx_frame_mix = FrameMix::kFixed;
-  uint32_t rx_flows = 64;             // flows, spread over queues by RSS
+  uint32_t rx_flows = 1024;           // flows, spread over queues by RSS
   uint32_t desc_batch = 8;            // descriptors per fetch
   uint32_t burst_bytes = 512;         // payload burst
   unsigned outstanding_reads = 16;    // descriptor and TX payload reads in flight

@@ -190,12 +190,17 @@ void NicCore::queue_error(unsigned qi, uint32_t bits, bool stop_rx, bool stop_tx
 
 int NicCore::rss_queue(uint32_t flow) const {
   // A 128-entry indirection table over the enabled RX queues, indexed by a
-  // hash of the flow (Toeplitz in hardware; any good mix will do here).
+  // hash of the flow (Toeplitz in hardware; any well-mixing hash will do
+  // here: MurmurHash3's 32-bit finalizer).
   unsigned n = 0;
   for (const NicQueue& q : q_) n += q.rx.enabled ? 1 : 0;
   if (!n) return -1;
-  uint32_t h = flow * 0x9E3779B1u;
-  h ^= h >> 15;
+  uint32_t h = flow;
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
   unsigned k = (h % 128u) % n;
   for (unsigned i = 0; i < queues(); ++i)
     if (q_[i].rx.enabled && k-- == 0) return static_cast<int>(i);

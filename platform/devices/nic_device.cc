@@ -20,7 +20,7 @@ const config::ParamTable<NicConfig>& nic_params() {
     p.add("rx_frame_bytes", &C::rx_frame_bytes, 60, 9614, "bytes", "Size of every generated frame without FCS (rx_frame_mix fixed); at most mtu + 14.");
     p.choice("rx_frame_mix", &C::rx_frame_mix, {{"fixed", FrameMix::kFixed}, {"imix", FrameMix::kImix}},
              "Generated frame sizes: `fixed` (rx_frame_bytes) or `imix` (7:4:1 of 60, 590 and 1514 bytes, the simple IMIX).");
-    p.add("rx_flows", &C::rx_flows, 1, 1 << 20, "flows", "Flows in the generated traffic, frames round-robin over them; RSS spreads flows over the enabled RX queues.");
+    p.add("rx_flows", &C::rx_flows, 1, 1 << 20, "flows", "Flows in the generated traffic, frames round-robin over them; RSS hashes flows over the enabled RX queues (with few flows some queues get more than others, as with real RSS).");
     p.add("desc_batch", &C::desc_batch, 1, 256, "descriptors", "Descriptors read by one fetch; the next fetch starts when half of the batch is used.");
     p.add("burst_bytes", &C::burst_bytes, 64, 4096, "bytes", "Largest payload DMA transaction; a burst never crosses a 4 KiB page.");
     p.add("outstanding_reads", &C::outstanding_reads, 1, 1024, "transactions", "Descriptor and TX payload reads in flight.");

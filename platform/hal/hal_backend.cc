@@ -222,6 +222,15 @@ uint64_t hal_param(const char* name) {
   return it->second;
 }
 
+unsigned hal_app_cores(void) { return static_cast<unsigned>(running_app().assignment->cores.size()); }
+
+unsigned hal_app_rank(void) {
+  const auto& cores = running_app().assignment->cores;
+  unsigned rank = 0;
+  for (unsigned c : cores) rank += c < core().id();
+  return rank;
+}
+
 uint64_t hal_random(void) {
   // xorshift64*: cheap, and each core's stream depends only on the seed.
   uint64_t& x = ctx().app(core().id()).rng;

@@ -4,6 +4,8 @@ extern const struct hal_app app_dma_copy;
 extern const struct hal_app app_iova_bench;
 extern const struct hal_app app_lock_contend;
 extern const struct hal_app app_map_bench;
+extern const struct hal_app app_net_rx;
+extern const struct hal_app app_net_tx;
 extern const struct hal_app app_smmu_stress;
 extern const struct hal_app app_swiotlb_bench;
 
@@ -12,6 +14,8 @@ const struct hal_app *const sw_apps[] = {
     &app_iova_bench,
     &app_lock_contend,
     &app_map_bench,
+    &app_net_rx,
+    &app_net_tx,
     &app_smmu_stress,
     &app_swiotlb_bench,
 };

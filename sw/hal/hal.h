@@ -158,6 +158,10 @@ int hal_device_find(const char *name, struct hal_device_info *out);
 /* ---- Parameters of the running app, from the scenario (declared by the app
  * in its struct hal_app; asking for an undeclared name is a fatal error). */
 uint64_t hal_param(const char *name);
+/* The cores the scenario assigns to the running app: how many, and this
+ * core's index among them (0 for the lowest-numbered core). */
+unsigned hal_app_cores(void);
+unsigned hal_app_rank(void);
 /* Deterministic per-core pseudo-random numbers, seeded from --seed. */
 uint64_t hal_random(void);
 

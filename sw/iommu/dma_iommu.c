@@ -70,8 +70,24 @@ static bool fq_full(const struct dma_fq *fq) { return (fq->tail + 1) % DMA_FQ_SI
 static void fq_flush_iotlb(struct iommu_dma_cookie *c) {
   hal_fetch_add64(&c->fq_flush_start, 1);
   iommu_flush_iotlb_all(c->domain);
-  hal_fetch_add64(&c->fq_flush_finish, 1);
+  const uint64_t done_ns = hal_now_ns();
+  const uint64_t n = hal_fetch_add64(&c->fq_flush_finish, 1) + 1;
+  c->fq_finish_ns[n % DMA_FQ_FINISH_TIMES] = done_ns;
   c->stats.fq_flushes++;
+}
+
+/* An entry queued when flush_start was k is covered by finish number k + 1.
+ * Its time is kept for the last DMA_FQ_FINISH_TIMES flushes; an entry that
+ * outlived those (or a slot written by a concurrent flush) counts until now,
+ * an upper bound. */
+static void fq_record_window(struct iommu_dma_cookie *c, const struct dma_fq_entry *e) {
+  uint64_t end = c->fq_finish_ns[(e->counter + 1) % DMA_FQ_FINISH_TIMES];
+  if (end < e->queued_ns) end = hal_now_ns();
+  const uint64_t window = end - e->queued_ns;
+  c->stats.lazy_windows++;
+  c->stats.lazy_window_sum_ns += window;
+  if (window > c->stats.lazy_window_max_ns) c->stats.lazy_window_max_ns = window;
+  hal_stat_sample("iommu.lazy_window_ns", window);
 }
 
 /* Frees the ring's oldest entries that a completed flush covers. Ring lock held. */
@@ -80,6 +96,7 @@ static void fq_ring_free(struct iommu_dma_cookie *c, struct dma_fq *fq) {
   while (!fq_empty(fq)) {
     const struct dma_fq_entry *e = &fq->entries[fq->head];
     if (e->counter >= finished) break;
+    fq_record_window(c, e);
     hal_cost_id(c->cost_list_op, 1);
     free_iova_fast(&c->iovad, e->iova_pfn, e->pages);
     c->stats.iovas_freed++;
@@ -139,6 +156,7 @@ static void fq_queue_iova(struct iommu_dma_cookie *c, uint64_t pfn, uint64_t pag
   e->iova_pfn = pfn;
   e->pages = pages;
   e->counter = hal_load64(&c->fq_flush_start);
+  e->queued_ns = hal_now_ns();
   fq->tail = (fq->tail + 1) % DMA_FQ_SIZE;
   hal_cost_id(c->cost_list_op, 1);
   c->stats.iovas_deferred++;

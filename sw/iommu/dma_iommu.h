@@ -82,7 +82,11 @@ struct dma_fq_entry {
   uint64_t iova_pfn;
   uint64_t pages;   /* as passed to alloc_iova_fast */
   uint64_t counter; /* flush_start when queued: freed once flush_finish passes it */
+  uint64_t queued_ns; /* when its PTEs were cleared (start of its security window) */
 };
+
+/* Completion times of the last flushes, by flush number modulo this. */
+#define DMA_FQ_FINISH_TIMES 64u
 
 /* One CPU's ring; head == tail is empty, one slot stays free. */
 struct dma_fq {
@@ -100,6 +104,11 @@ struct dma_cookie_stats {
   uint64_t fq_flushes;          /* domain-wide flushes of the flush queue */
   uint64_t fq_full_flushes;     /* ... because a ring was full */
   uint64_t fq_timer_flushes;    /* ... because the timer expired */
+  /* Lazy mode's security window: from an unmap (PTEs cleared, the TLB may
+   * still hold them) to the completion of the flush that covers it; the
+   * device can reach the freed buffer meanwhile. Each window is also
+   * sampled into the app's stats as "iommu.lazy_window_ns". */
+  uint64_t lazy_windows, lazy_window_sum_ns, lazy_window_max_ns;
 };
 
 struct iommu_dma_cookie {
@@ -113,6 +122,7 @@ struct iommu_dma_cookie {
   volatile uint64_t fq_flush_finish; /* flushes completed */
   /* When the armed timer expires (hal_now_ns time); 0: not armed. */
   volatile uint64_t fq_deadline_ns;
+  uint64_t fq_finish_ns[DMA_FQ_FINISH_TIMES]; /* when flush number n completed, at [n % size] */
   struct dma_cookie_stats stats;
   int cost_list_op; /* hal_cost_lookup handle */
 };

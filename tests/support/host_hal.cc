@@ -172,6 +172,9 @@ void hal_dma_free(void* va) {
 
 unsigned hal_cpu_id(void) { return st().cpu; }
 unsigned hal_cpu_count(void) { return st().cpu_count; }
+// Unit tests run one app instance: every core of the host HAL is the app's.
+unsigned hal_app_cores(void) { return st().cpu_count; }
+unsigned hal_app_rank(void) { return st().cpu; }
 uint64_t hal_now_ns(void) { return st().cycles; }
 uint64_t hal_now_ps(void) { return st().cycles * 1000; }
 void hal_delay_ns(uint64_t ns) { st().cycles += ns; }

@@ -1,0 +1,235 @@
+#include "apps/net_common.h"
+
+#include "iommu/dma_iommu.h"
+#include "iommu/iommu.h"
+#include "lib/string.h"
+#include "smmu/arm_smmu.h"
+
+static struct smmu_device smmu;
+static struct iommu_domain domain;
+static struct iommu_dma_cookie cookie;
+static struct dma_dev nic_dma;
+static struct nic_dev nic;
+static bool translated;
+
+enum { SETUP_PENDING = 0, SETUP_OK = 1, SETUP_FAILED = 2 };
+static volatile uint32_t setup_state;
+static volatile uint32_t queues_open;
+static volatile uint32_t queues_failed;
+static volatile uint32_t cores_reported;
+static volatile uint64_t sum_bytes, sum_packets, sum_idle_ns;
+/* NIC drop counters at the start of the window (rank 0 reads them). */
+static uint64_t drops_at_start[3];
+
+static const uint32_t drop_regs[3] = {NIC_STAT_RX_NO_BUFFER, NIC_STAT_RX_FIFO_OVERFLOW, NIC_STAT_RX_DMA_FAULT};
+static const char *const drop_names[3] = {"drops_no_buffer", "drops_fifo_overflow", "drops_dma_fault"};
+static const char *const unmap_names[3] = {"strict", "lazy", "passthrough"};
+
+struct nic_dev *net_nic(void) { return &nic; }
+
+uint32_t net_payload_bytes(uint32_t frame_bytes) {
+  return frame_bytes > NET_HEADER_BYTES ? frame_bytes - NET_HEADER_BYTES : 0;
+}
+
+/* Parameters both apps share, checked once: a bad value is an error, never
+ * a silent fallback. */
+static bool params_valid(const char *app) {
+  static const struct {
+    const char *name;
+    uint64_t max;
+  } limits[] = {{"unmap", 2}, {"cmdq", 2}, {"sync", 2}, {"tlbi", 1}, {"elide", 1}, {"gather_when_queued", 1},
+                {"iova_cache", 1}, {"rcache", 1}, {"buffers", 1}, {"msi", 1}, {"nic", 9}};
+  for (unsigned i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+    if (hal_param(limits[i].name) > limits[i].max) {
+      hal_log(HAL_LOG_ERROR, "%s: parameter %s = %llu is out of range (0..%llu)", app, limits[i].name,
+              (unsigned long long)hal_param(limits[i].name), (unsigned long long)limits[i].max);
+      return false;
+    }
+  }
+  const uint64_t ring = hal_param("ring");
+  if (ring < 2 || ring > NIC_RING_MAX || (ring & (ring - 1)) || hal_param("budget") == 0 ||
+      hal_param("duration_us") == 0) {
+    hal_log(HAL_LOG_ERROR, "%s: ring must be a power of two in 2..%u, budget and duration_us positive", app,
+            NIC_RING_MAX);
+    return false;
+  }
+  if (hal_app_cores() > NIC_MAX_QUEUES) {
+    hal_log(HAL_LOG_ERROR, "%s: at most %u cores (one queue each)", app, NIC_MAX_QUEUES);
+    return false;
+  }
+  return true;
+}
+
+/* The SMMU, then the NIC's stream: a DMA domain with the chosen unmap
+ * policy, or bypass. Returns the DMA device, or NULL for physical DMA. */
+static int attach_stream(const char *app, uint32_t sid, struct dma_dev **out) {
+  *out = NULL;
+  const unsigned unmap = (unsigned)hal_param("unmap");
+  if (!hal_smmu().size) {
+    hal_log(HAL_LOG_WARN, "%s: the platform has no SMMU: the NIC uses physical addresses", app);
+    return 0;
+  }
+  if (smmu_probe(&smmu, hal_smmu().base) != 0 || smmu_reset(&smmu) != 0) {
+    hal_log(HAL_LOG_ERROR, "%s: SMMU bring-up failed", app);
+    return -1;
+  }
+  const struct smmu_policy want = {(enum smmu_sync_policy)hal_param("sync"), (enum smmu_tlbi_policy)hal_param("tlbi"),
+                                   0, (enum smmu_cmdq_policy)hal_param("cmdq"), hal_param("elide") != 0};
+  const struct smmu_policy got = smmu_set_policy(&smmu, want);
+  hal_stat_set("policy_cmdq", got.cmdq);
+  hal_stat_set("policy_sync", got.sync);
+  hal_stat_set("policy_tlbi", got.tlbi);
+  if (unmap == 2) return smmu_attach_bypass(&smmu, sid) == 0 ? 0 : -1;
+  const struct iommu_domain_policy dp = {IOMMU_WALK_FLUSH_ASID, IOMMU_MAP_SG_BATCHED, false};
+  struct dma_policy pol;
+  sw_memset(&pol, 0, sizeof pol);
+  pol.unmap = unmap == 1 ? DMA_UNMAP_LAZY : DMA_UNMAP_STRICT;
+  pol.gather_when_queued = hal_param("gather_when_queued") != 0;
+  pol.iova.cache = (enum iova_cache_policy)hal_param("iova_cache");
+  pol.iova.rcache = hal_param("rcache") != 0;
+  if (iommu_domain_init(&domain, &smmu, 1, 4096, &dp) != 0 || iommu_dma_cookie_init(&cookie, &domain, &pol) != 0 ||
+      dma_dev_init(&nic_dma, &cookie, sid, DMA_BIT_MASK(48), NULL) != 0) {
+    hal_log(HAL_LOG_ERROR, "%s: cannot set up the NIC's DMA domain", app);
+    return -1;
+  }
+  translated = true;
+  *out = &nic_dma;
+  return 0;
+}
+
+static int leader_setup(const char *app) {
+  if (!params_valid(app)) return -1;
+  char name[8] = "nic0";
+  name[3] = (char)('0' + hal_param("nic"));
+  struct hal_device_info info;
+  if (hal_device_find(name, &info) != 0) {
+    hal_log(HAL_LOG_ERROR, "%s: the platform has no device %s", app, name);
+    return -1;
+  }
+  struct dma_dev *dev;
+  if (attach_stream(app, info.stream_id, &dev) != 0) return -1;
+  struct nic_config cfg;
+  nic_config_default(&cfg);
+  cfg.rx_ring_size = cfg.tx_ring_size = (uint32_t)hal_param("ring");
+  cfg.buffers = (enum nic_buffer_policy)hal_param("buffers");
+  cfg.irq_mode = hal_param("msi") ? NIC_IRQ_MSI : NIC_IRQ_WIRED;
+  cfg.coal_frames = (uint32_t)hal_param("coal_frames");
+  cfg.coal_usecs = (uint32_t)hal_param("coal_usecs");
+  if (nic_probe(&nic, name, dev, &cfg, hal_app_cores()) != 0) return -1;
+  hal_log(HAL_LOG_INFO, "%s: %s at %u Mbit/s, %u queue(s) of %u, %s unmap, %s buffers, cmdq %llu sync %llu tlbi %llu",
+          app, name, nic.link_mbps, nic.nqueues, nic.hw_queues, unmap_names[hal_param("unmap")],
+          cfg.buffers == NIC_BUFFERS_PAGE_POOL ? "page-pool" : "per-packet", (unsigned long long)hal_param("cmdq"),
+          (unsigned long long)hal_param("sync"), (unsigned long long)hal_param("tlbi"));
+  return 0;
+}
+
+int net_bring_up(struct net_core *me, const char *app) {
+  sw_memset(me, 0, sizeof *me);
+  me->rank = hal_app_rank();
+  if (me->rank == 0) {
+    hal_store32(&setup_state, leader_setup(app) == 0 ? SETUP_OK : SETUP_FAILED);
+    hal_sev();
+  }
+  uint32_t st;
+  while ((st = hal_load32(&setup_state)) == SETUP_PENDING) hal_wfe();
+  if (st == SETUP_FAILED) return 1;
+  /* Each core opens its own queue, so that its interrupt comes here. */
+  const int rc = nic_queue_open(&nic, me->rank);
+  if (rc != 0) hal_fetch_add32(&queues_failed, 1);
+  hal_fetch_add32(&queues_open, 1);
+  hal_sev();
+  me->q = &nic.q[me->rank];
+  return rc != 0;
+}
+
+static volatile uint64_t window_start_ns, window_end_ns;
+static bool drops_snapped;
+
+int net_start(struct net_core *me, bool rx) {
+  while (hal_load32(&queues_open) < hal_app_cores()) hal_wfe();
+  if (hal_load32(&queues_failed)) return 1;
+  if (me->rank == 0) {
+    const uint64_t start = hal_now_ns() + hal_param("warmup_us") * 1000;
+    hal_store64(&window_end_ns, start + hal_param("duration_us") * 1000);
+    hal_store64(&window_start_ns, start);
+    nic_set_enabled(&nic, rx, !rx);
+    hal_sev();
+  }
+  while (!hal_load64(&window_start_ns)) hal_wfe();
+  me->window_start_ns = window_start_ns;
+  me->window_end_ns = window_end_ns;
+  return 0;
+}
+
+void net_window_tick(struct net_core *me, uint64_t now_ns) {
+  if (me->rank == 0 && !drops_snapped && now_ns >= me->window_start_ns) {
+    for (unsigned i = 0; i < 3; i++) drops_at_start[i] = nic_read_stat(&nic, drop_regs[i]);
+    drops_snapped = true;
+  }
+}
+
+void net_housekeeping(void) {
+  if (translated && cookie.policy.unmap == DMA_UNMAP_LAZY) dma_flush_queue_timer_poll(&nic_dma);
+}
+
+void net_stop(struct net_core *me) {
+  if (me->rank != 0) return;
+  nic_set_enabled(&nic, false, false);
+  hal_sev();
+}
+
+void net_idle(struct net_core *me) {
+  const uint64_t t0 = hal_now_ns();
+  hal_wfe();
+  const uint64_t t1 = hal_now_ns();
+  const uint64_t a = t0 > me->window_start_ns ? t0 : me->window_start_ns;
+  const uint64_t b = t1 < me->window_end_ns ? t1 : me->window_end_ns;
+  if (b > a) me->idle_ns += b - a;
+}
+
+static void report_totals(const char *app, bool rx, uint64_t window_ns) {
+  const double seconds = (double)window_ns / 1e9;
+  const double gbps = (double)sum_bytes * 8.0 / (double)window_ns;
+  const double busy_cores = (double)(hal_app_cores() * window_ns - sum_idle_ns) / (double)window_ns;
+  hal_stat_set("gbps", gbps);
+  hal_stat_set("mpps", (double)sum_packets / seconds / 1e6);
+  hal_stat_set("busy_cores", busy_cores);
+  hal_stat_set("cpu_utilisation", busy_cores / hal_app_cores());
+  hal_stat_set("gbps_per_busy_core", busy_cores > 0 ? gbps / busy_cores : 0.0);
+  uint64_t drops[3] = {0, 0, 0};
+  if (rx)
+    for (unsigned i = 0; i < 3; i++) {
+      drops[i] = nic_read_stat(&nic, drop_regs[i]) - drops_at_start[i];
+      hal_stat_set(drop_names[i], (double)drops[i]);
+    }
+  if (translated) {
+    hal_stat_set("smmu_commands", (double)smmu.stats.commands);
+    hal_stat_set("smmu_syncs", (double)smmu.stats.syncs);
+    hal_stat_set("iovas_allocated", (double)cookie.stats.iovas_allocated);
+    hal_stat_set("fq_flushes", (double)cookie.stats.fq_flushes);
+    if (cookie.stats.lazy_windows) {
+      hal_stat_set("lazy_window_mean_ns", (double)cookie.stats.lazy_window_sum_ns / (double)cookie.stats.lazy_windows);
+      hal_stat_set("lazy_window_max_ns", (double)cookie.stats.lazy_window_max_ns);
+    }
+  }
+  hal_log(HAL_LOG_INFO,
+          "%s: %.2f Gbit/s payload, %.3f Mpps over %.3f ms on %u core(s); CPU %.1f%% (%.2f busy cores, %.2f Gbit/s "
+          "per busy core); drops: %llu no buffer, %llu FIFO overflow, %llu DMA fault",
+          app, gbps, (double)sum_packets / seconds / 1e6, (double)window_ns / 1e6, hal_app_cores(),
+          100.0 * busy_cores / hal_app_cores(), busy_cores, busy_cores > 0 ? gbps / busy_cores : 0.0,
+          (unsigned long long)drops[0], (unsigned long long)drops[1], (unsigned long long)drops[2]);
+}
+
+void net_report(struct net_core *me, const char *app, bool rx) {
+  const uint64_t window_ns = me->window_end_ns - me->window_start_ns;
+  static const char *const util_names[] = {"cpu_util.q0", "cpu_util.q1", "cpu_util.q2", "cpu_util.q3",
+                                           "cpu_util.q4", "cpu_util.q5", "cpu_util.q6", "cpu_util.q7",
+                                           "cpu_util.q8", "cpu_util.q9", "cpu_util.q10", "cpu_util.q11",
+                                           "cpu_util.q12", "cpu_util.q13", "cpu_util.q14", "cpu_util.q15"};
+  if (me->rank < sizeof util_names / sizeof util_names[0])
+    hal_stat_set(util_names[me->rank], 1.0 - (double)me->idle_ns / (double)window_ns);
+  hal_fetch_add64(&sum_bytes, me->bytes);
+  hal_fetch_add64(&sum_packets, me->packets);
+  hal_fetch_add64(&sum_idle_ns, me->idle_ns);
+  if (hal_fetch_add32(&cores_reported, 1) + 1 == hal_app_cores()) report_totals(app, rx, window_ns);
+}

@@ -1,0 +1,75 @@
+/*
+ * What net_rx and net_tx share: bringing up the SMMU, the NIC's DMA domain
+ * and the driver from the app's parameters, one queue per core, and the
+ * end-of-run report (throughput, CPU time, drops, the IOMMU's share).
+ *
+ * Parameters both apps declare (NET_COMMON_PARAMS):
+ *   unmap 0 strict, 1 lazy, 2 passthrough (the NIC's stream in bypass);
+ *   cmdq / sync / tlbi / elide: the SMMU driver's policies (smmu_stress);
+ *   gather_when_queued, iova_cache: the DMA layer's (docs/dma-mapping.md);
+ *   buffers 0 map per packet, 1 page pool; budget, ring, coal_frames,
+ *   coal_usecs, msi; duration_us and warmup_us: the measured window.
+ */
+#ifndef SMMU_VP_SW_APPS_NET_COMMON_H
+#define SMMU_VP_SW_APPS_NET_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "drivers/nic/nic.h"
+#include "hal/hal.h"
+
+#define NET_COMMON_PARAMS                                                                                        \
+  {"duration_us", 2000, "Measured time, after the warm-up, in us of simulated time."},                         \
+      {"warmup_us", 3000, "Traffic before the measured window, us: rings, IOVA caches and flush queues reach their steady state."},                  \
+      {"unmap", 0, "DMA unmap policy: 0 strict, 1 lazy (flush queue), 2 passthrough (SMMU bypass for the NIC)."}, \
+      {"cmdq", 1, "SMMU command submission: 0 spinlock (v5.3), 1 lock-free (v5.4), 2 ECMDQ per core."},           \
+      {"sync", 0, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI."},                                                  \
+      {"tlbi", 0, "Invalidation: 0 one TLBI per page, 1 range TLBI (RIL)."},                                      \
+      {"elide", 0, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI)."},                          \
+      {"gather_when_queued", 1, "Lazy mode: 1 gathers every unmapped leaf (baseline), 0 skips it (seed 003)."},   \
+      {"iova_cache", 1, "IOVA allocator: 0 cached32_only, 1 cached32_and_64."},                                   \
+      {"rcache", 1, "1: per-CPU IOVA range caches in front of the tree."},                                        \
+      {"buffers", 0, "RX buffers: 0 map and unmap every packet, 1 page pool (mapped once, recycled)."},           \
+      {"budget", 64, "NAPI budget: frames per poll before the CPU is given back."},                               \
+      {"ring", 1024, "Descriptors per RX and TX ring (a power of two)."},                                         \
+      {"coal_frames", 64, "Interrupt moderation: completions per interrupt (ethtool rx-frames; 0 off)."},         \
+      {"coal_usecs", 8, "Interrupt moderation: us after the first completion (ethtool rx-usecs; 0 off)."},        \
+      {"msi", 1, "1: per-queue MSI through the SMMU; 0: wired interrupt lines."},                                 \
+      {"nic", 0, "Which NIC: the device named nic<N>."}
+
+struct net_core {
+  unsigned rank;           /* queue index */
+  struct nic_queue *q;
+  uint64_t window_start_ns, window_end_ns;
+  uint64_t idle_ns;        /* asleep in WFE inside the window */
+  uint64_t bytes, packets; /* payload delivered or sent inside the window */
+};
+
+/* The whole bring-up, run by every core of the app: rank 0 probes, attaches
+ * and configures; every core then opens its own queue. 0 or non-zero. */
+int net_bring_up(struct net_core *me, const char *app);
+struct nic_dev *net_nic(void);
+/* Every core, after net_bring_up: waits for every queue to be open; rank 0
+ * then turns the wire on (RX for net_rx, TX for net_tx) and sets the window
+ * (warm-up, then duration) every core measures. 0, or non-zero when a
+ * queue failed to open. */
+int net_start(struct net_core *me, bool rx);
+/* Call with the time now and then: rank 0 snapshots the drop counters when
+ * the window opens. */
+void net_window_tick(struct net_core *me, uint64_t now_ns);
+/* Lazy mode's flush timer (Linux runs it from a timer interrupt; here the
+ * idle loop polls its deadline). */
+void net_housekeeping(void);
+/* Rank 0 at the end of the window: the wire off, everyone woken. */
+void net_stop(struct net_core *me);
+/* Sleeps until an interrupt or event, counting the sleep inside the window. */
+void net_idle(struct net_core *me);
+/* Per-core figures into stats, then (last core) the totals and the table. */
+void net_report(struct net_core *me, const char *app, bool rx);
+/* TCP/IP payload of an Ethernet frame (iperf's goodput): frame minus the
+ * Ethernet, IPv4 and TCP-with-timestamps headers. */
+uint32_t net_payload_bytes(uint32_t frame_bytes);
+#define NET_HEADER_BYTES 66u
+
+#endif

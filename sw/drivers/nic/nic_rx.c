@@ -1,0 +1,100 @@
+/* NIC driver: the RX ring (refill, completion, buffer policies). */
+#include "drivers/nic/nic_internal.h"
+
+/* The CPU's first read of a descriptor line the NIC wrote back misses:
+ * charged once per 64-byte line (two descriptors). */
+static void charge_desc_line(const struct nic_dev *nic, uint32_t slot) {
+  if ((slot * NIC_DESC_BYTES) % 64 == 0) hal_cost_id(nic->cost_desc_miss, 1);
+}
+
+/* RX buffers live with their ring: one per slot, allocated on first use. */
+static bool rx_buffer_ready(struct nic_queue *q, struct nic_buf *b) {
+  struct nic_dev *nic = q->nic;
+  if (!b->pa && !hal_dma_alloc(nic->cfg.rx_buf_bytes, nic->cfg.rx_buf_bytes, &b->pa)) return false;
+  if (b->mapped) return true;
+  b->dma = nic_dma_map(nic, b->pa, nic->cfg.rx_buf_bytes, DMA_FROM_DEVICE);
+  if (b->dma == DMA_MAPPING_ERROR) return false;
+  b->len = nic->cfg.rx_buf_bytes;
+  b->mapped = true;
+  return true;
+}
+
+unsigned nic_rx_refill(struct nic_queue *q) {
+  struct nic_ring *r = &q->rx;
+  const uint32_t mask = r->size - 1;
+  unsigned posted = 0;
+  /* One slot stays empty: head == tail means an empty ring to the NIC. */
+  while (((r->next_to_use + 1) & mask) != r->next_to_clean) {
+    const uint32_t slot = r->next_to_use;
+    struct nic_buf *b = &r->bufs[slot];
+    if (!rx_buffer_ready(q, b)) {
+      q->stats.rx_refill_failures++;
+      break;
+    }
+    struct nic_desc *d = &r->desc[slot];
+    d->addr = b->dma;
+    d->len = b->len;
+    d->flags = NIC_DESC_F_NONE;
+    d->wb_len = 0;
+    d->wb_status = 0;
+    r->next_to_use = (slot + 1) & mask;
+    posted++;
+  }
+  if (posted) {
+    /* Descriptors visible before the doorbell (wmb before writel). */
+    hal_barrier(HAL_BARRIER_DSB);
+    hal_write32(q->nic->info.base + NIC_Q_REG(q->index, NIC_Q_RX_TAIL), r->next_to_use);
+  }
+  return posted;
+}
+
+/* Gives a completed buffer back to the CPU under the buffer policy. */
+static void rx_release(struct nic_dev *nic, struct nic_buf *b) {
+  if (nic->cfg.buffers == NIC_BUFFERS_MAP_PER_PACKET) {
+    nic_dma_unmap(nic, b->dma, b->len, DMA_FROM_DEVICE);
+    b->mapped = false;
+  } else {
+    hal_cost_id(nic->cost_call, 1); /* dma_sync_single_for_cpu on a coherent device */
+  }
+}
+
+unsigned nic_rx_poll(struct nic_queue *q, unsigned budget, nic_rx_deliver_t deliver, void *ctx) {
+  struct nic_dev *nic = q->nic;
+  struct nic_ring *r = &q->rx;
+  const uint32_t mask = r->size - 1;
+  unsigned done = 0;
+  while (done < budget && r->next_to_clean != r->next_to_use) {
+    const uint32_t slot = r->next_to_clean;
+    const struct nic_desc *d = &r->desc[slot];
+    charge_desc_line(nic, slot);
+    const uint32_t status = *(const volatile uint32_t *)&d->wb_status;
+    if (!(status & NIC_DESC_DD)) break;
+    hal_barrier(HAL_BARRIER_DMB); /* dma_rmb: the rest of the descriptor after DD */
+    const uint32_t len = d->wb_len;
+    const uint64_t wire_ns = d->wb_timestamp_ns;
+    struct nic_buf *b = &r->bufs[slot];
+    rx_release(nic, b);
+    if ((status & (NIC_DESC_ERR_LEN | NIC_DESC_ERR_DMA)) || len == 0) {
+      q->stats.rx_errors++;
+    } else {
+      q->stats.rx_packets++;
+      q->stats.rx_bytes += len;
+      hal_cost_id(nic->cost_indirect, 1); /* into the stack */
+      deliver(ctx, (const uint8_t *)hal_phys_to_virt(b->pa), len, wire_ns);
+    }
+    r->next_to_clean = (slot + 1) & mask;
+    done++;
+  }
+  if (done) nic_rx_refill(q);
+  return done;
+}
+
+void nic_ring_release(struct nic_queue *q, struct nic_ring *r, enum dma_data_direction dir) {
+  for (uint32_t i = 0; i < r->size; i++) {
+    struct nic_buf *b = &r->bufs[i];
+    if (!b->mapped) continue;
+    nic_dma_unmap(q->nic, b->dma, b->len, dir);
+    b->mapped = false;
+  }
+  r->next_to_use = r->next_to_clean = 0;
+}
