@@ -34,9 +34,10 @@ for name in "${scenarios[@]}"; do
 import json, sys
 def flat(d, p=""):
     out = {}
-    for k, v in d.items():
-        q = p + "." + k if p else k
-        if isinstance(v, dict): out.update(flat(v, q))
+    items = d.items() if isinstance(d, dict) else enumerate(d)
+    for k, v in items:
+        q = f"{p}.{k}" if p else str(k)
+        if isinstance(v, (dict, list)) and v: out.update(flat(v, q))
         else: out[q] = v
     return out
 a, b = (flat({k: v for k, v in json.load(open(f)).items() if k != "wallclock"}) for f in sys.argv[1:3])
