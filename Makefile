@@ -1,6 +1,7 @@
 # smmu-vp top-level entry points. See README.md.
 #   make            install missing Debian packages, configure and build into build/
-#   make run        ... then run platform/scenarios/default.json and print its results
+#   make run        ... then run platform/scenarios/default.json and print its results,
+#                   and its sweep table when the scenario has a "sweep" section
 #   make test       ... then run every test through CTest
 #   make bench      ... then run the wall-clock benchmarks
 #   make docs       ... then regenerate the reference section of docs/config.md
@@ -38,6 +39,7 @@ build: configure
 run: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target smmu-vp
 	./$(BUILD)/smmu-vp run $(SCENARIO) --out $(OUT)
+	@if grep -q '"sweep"' $(SCENARIO); then ./$(BUILD)/smmu-vp sweep $(SCENARIO) --out $(OUT)/sweep; fi
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -36,6 +36,8 @@ class DmaDevice : public PlatformDevice {
 
 std::string dma_summary(const DeviceConfig& d, const StatsRegistry& s) {
   const Counter* bytes = s.find_counter(d.name + ".bytes");
+  const Histogram* transfers = s.find_histogram(d.name + ".transfer_latency_ns");
+  if ((!bytes || !bytes->value()) && (!transfers || !transfers->count())) return "";  // unused in this run
   const double* gbps = s.find_value(d.name + ".bandwidth_gbps");
   std::string line = fmt::format("  {}: {} copied, {:.2f} GB/s while active", d.name,
                                  human_bytes(bytes ? static_cast<double>(bytes->value()) : 0.0), gbps ? *gbps : 0.0);

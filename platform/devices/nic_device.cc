@@ -58,7 +58,7 @@ std::string nic_summary(const DeviceConfig& d, const StatsRegistry& s) {
     return "";
   const double* rx = s.find_value(p + "rx_gbps");
   const double* tx = s.find_value(p + "tx_gbps");
-  std::string out = fmt::format("  {}: rx {} packets ({}, {:.2f} Gbit/s), tx {} packets ({}, {:.2f} Gbit/s), {} interrupts\n",
+  std::string out = fmt::format("  {}: rx {} frames ({}, {:.2f} Gbit/s while receiving), tx {} frames ({}, {:.2f} Gbit/s), {} interrupts\n",
                                 d.name, count(s, p + "rx_packets"), human_bytes(static_cast<double>(count(s, p + "rx_bytes"))),
                                 rx ? *rx : 0.0, count(s, p + "tx_packets"),
                                 human_bytes(static_cast<double>(count(s, p + "tx_bytes"))), tx ? *tx : 0.0,

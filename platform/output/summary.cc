@@ -58,6 +58,31 @@ void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
                       human_ns(kind[0] == 'r' ? cfg.dram.read_latency_ns : cfg.dram.write_latency_ns));
   }
 
+  if (cfg.has_smmu) {
+    // What the SMMU did: translation, invalidation, and faults a user must see.
+    const uint64_t lookups = counter(s, "smmu.tlb.lookups"), hits = counter(s, "smmu.tlb.hits");
+    os << "\nsmmu\n";
+    os << fmt::format("  translations {}, bypassed {}, aborted {}; TLB hit rate {:.1f}%, table walks {}\n",
+                      counter(s, "smmu.translations"), counter(s, "smmu.bypassed"), counter(s, "smmu.aborted"),
+                      lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0,
+                      counter(s, "smmu.ptw.walks.s1") + counter(s, "smmu.ptw.walks.s2"));
+    os << fmt::format("  commands {} ({} CMD_SYNC)", counter(s, "smmu.cmdq.commands"), counter(s, "smmu.cmdq.syncs"));
+    if (const Histogram* h = s.find_histogram("smmu.cmdq.sync_latency_ns"); h && h->count())
+      os << fmt::format(", SYNC latency p50 {} p99 {}", human_ns(h->percentile(50)), human_ns(h->percentile(99)));
+    if (const Histogram* h = s.find_histogram("smmu.cmdq.occupancy"); h && h->count())
+      os << fmt::format(", queue occupancy mean {:.1f}", h->mean());
+    os << "\n";
+    const uint64_t faults = counter(s, "smmu.faults.total");
+    const uint64_t cerrors = counter(s, "smmu.cmdq.errors.CERROR_ILL") + counter(s, "smmu.cmdq.errors.CERROR_ABT");
+    if (faults || cerrors)
+      os << fmt::format("  FAULTS: {} translation faults and aborts ({} event records written, {} lost), {} command "
+                        "errors (stats.json smmu.faults, smmu.cmdq.errors)\n",
+                        faults, counter(s, "smmu.events.written"), counter(s, "smmu.events.lost"), cerrors);
+    if (const Counter* stale = s.find_counter("smmu.stale_check.stale_hits"))
+      os << fmt::format("  stale check: {} of {} TLB hits used a translation the page tables no longer hold\n",
+                        stale->value(), counter(s, "smmu.stale_check.checks"));
+  }
+
   bool header = false;
   for (const auto& d : cfg.devices) {
     const DeviceType* t = find_device_type(d.type);

@@ -207,6 +207,8 @@ static void report_totals(const char *app, bool rx, uint64_t window_ns) {
     hal_stat_set("smmu_syncs", (double)smmu.stats.syncs);
     hal_stat_set("iovas_allocated", (double)cookie.stats.iovas_allocated);
     hal_stat_set("fq_flushes", (double)cookie.stats.fq_flushes);
+    hal_stat_set("pages_gathered", (double)domain.stats.pages_gathered);
+    hal_stat_set("gather_syncs", (double)domain.stats.gather_syncs);
     if (cookie.stats.lazy_windows) {
       hal_stat_set("lazy_window_mean_ns", (double)cookie.stats.lazy_window_sum_ns / (double)cookie.stats.lazy_windows);
       hal_stat_set("lazy_window_max_ns", (double)cookie.stats.lazy_window_max_ns);

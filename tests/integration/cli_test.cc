@@ -52,7 +52,8 @@ std::string write_file(const fs::path& dir, const std::string& name, const std::
   return (dir / name).string();
 }
 
-const std::string kDefault = std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/default.json";
+// The DMA-copy scenario: small, and it exercises cores, DRAM, a device and interrupts.
+const std::string kDefault = std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/dma_copy.json";
 
 TEST(Cli, VersionAndHelp) {
   const Cmd v = sh("--version");

@@ -549,9 +549,9 @@ TEST(Overrides, ValuesAreStillValidated) {
 
 std::vector<const hal_app*> builtin_apps() { return {sw_apps, sw_apps + sw_app_count}; }
 
-TEST(ShippedConfig, DefaultScenarioLoads) {
-  const RunConfig rc = load_run_config(SMMU_VP_SOURCE_DIR "/platform/scenarios/default.json", {}, builtin_apps());
-  EXPECT_EQ(rc.name, "default");
+TEST(ShippedConfig, DmaCopyScenarioLoads) {
+  const RunConfig rc = load_run_config(SMMU_VP_SOURCE_DIR "/platform/scenarios/dma_copy.json", {}, builtin_apps());
+  EXPECT_EQ(rc.name, "dma_copy");
   EXPECT_EQ(rc.cpu.count, 4u);
   EXPECT_EQ(rc.dram_base, 0x80000000u);
   EXPECT_EQ(rc.dram.size, 1ull << 30);
@@ -574,8 +574,8 @@ TEST(ShippedConfig, DefaultScenarioLoads) {
   expect_complete(run_schema(), rc.resolved, "");
 }
 
-TEST(ShippedConfig, DefaultScenarioWithOverrides) {
-  const RunConfig rc = load_run_config(SMMU_VP_SOURCE_DIR "/platform/scenarios/default.json",
+TEST(ShippedConfig, DmaCopyScenarioWithOverrides) {
+  const RunConfig rc = load_run_config(SMMU_VP_SOURCE_DIR "/platform/scenarios/dma_copy.json",
                                        {"platform.cpu.count=8", "scenario.apps.1.cores.0=7"}, builtin_apps());
   EXPECT_EQ(rc.cpu.count, 8u);
   EXPECT_EQ(rc.apps[1].cores, std::vector<unsigned>{7});
