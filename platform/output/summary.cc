@@ -62,8 +62,8 @@ void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
     // What the SMMU did: translation, invalidation, and faults a user must see.
     const uint64_t lookups = counter(s, "smmu.tlb.lookups"), hits = counter(s, "smmu.tlb.hits");
     os << "\nsmmu\n";
-    os << fmt::format("  translations {}, bypassed {}, aborted {}; TLB hit rate {:.1f}%, table walks {}\n",
-                      counter(s, "smmu.translations"), counter(s, "smmu.bypassed"), counter(s, "smmu.aborted"),
+    os << fmt::format("  transactions {} ({} bypassed, {} aborted); TLB lookups {}, hit rate {:.1f}%, table walks {}\n",
+                      counter(s, "smmu.transactions"), counter(s, "smmu.bypassed"), counter(s, "smmu.aborted"), lookups,
                       lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0,
                       counter(s, "smmu.ptw.walks.s1") + counter(s, "smmu.ptw.walks.s2"));
     os << fmt::format("  commands {} ({} CMD_SYNC)", counter(s, "smmu.cmdq.commands"), counter(s, "smmu.cmdq.syncs"));

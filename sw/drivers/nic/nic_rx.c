@@ -50,6 +50,7 @@ unsigned nic_rx_refill(struct nic_queue *q) {
 
 /* Gives a completed buffer back to the CPU under the buffer policy. */
 static void rx_release(struct nic_dev *nic, struct nic_buf *b) {
+  if (!b->mapped) return; /* a driver bug unmapped it already; nothing to release */
   if (nic->cfg.buffers == NIC_BUFFERS_MAP_PER_PACKET) {
     nic_dma_unmap(nic, b->dma, b->len, DMA_FROM_DEVICE);
     b->mapped = false;
