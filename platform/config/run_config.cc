@@ -54,14 +54,14 @@ NodePtr cpu_schema() {
 NodePtr dram_schema() {
   const DramConfig d;
   return object({
-      {"base", leaf(T::kAddress, 0x80000000ull, "address", "Physical base of DRAM.")},
+      {"base", leaf(T::kAddress, d.base, "address", "Physical base of DRAM.")},
       {"size", ranged(T::kAddress, d.size, 4096, 1ull << 44, "bytes", "DRAM size (host memory is used only for pages the run touches).")},
       {"read_latency_ns", ranged(T::kNumber, d.read_latency_ns, 0, 1e6, "ns", "Read latency once the data bus is granted.")},
       {"write_latency_ns", ranged(T::kNumber, d.write_latency_ns, 0, 1e6, "ns", "Write acknowledgement latency once the data bus is granted.")},
       {"bandwidth_gbps", ranged(T::kNumber, d.bandwidth_gbps, 0.001, 1e5, "GB/s", "Data bus bandwidth (bytes per ns); transfers queue behind each other for it.")},
       {"dma_region", object({
-           {"offset", leaf(T::kAddress, 0x10000000ull, "bytes", "Start of the region hal_dma_alloc() serves, from the DRAM base.")},
-           {"size", ranged(T::kAddress, 0x10000000ull, 4096, 1ull << 44, "bytes", "Size of that region.")},
+           {"offset", leaf(T::kAddress, d.dma_region.offset, "bytes", "Start of the region hal_dma_alloc() serves, from the DRAM base.")},
+           {"size", ranged(T::kAddress, d.dma_region.size, 4096, 1ull << 44, "bytes", "Size of that region.")},
        }, "")},
   }, "Main memory.");
 }
@@ -186,15 +186,17 @@ NodePtr smmu_schema() {
 }
 
 NodePtr platform_schema() {
+  const InterconnectConfig ic;
+  const IntcConfig intc;
   return object({
       {"cpu", cpu_schema()},
       {"dram", dram_schema()},
-      {"interconnect", object({{"latency_ns", ranged(T::kNumber, 2.0, 0, 1e6, "ns", "Latency of one pass through the address router.")}},
+      {"interconnect", object({{"latency_ns", ranged(T::kNumber, ic.latency_ns, 0, 1e6, "ns", "Latency of one pass through the address router.")}},
                               "The address router between initiators and targets.")},
       {"intc", object({
-           {"base", leaf(T::kAddress, 0x08000000ull, "address", "Physical base of the interrupt controller (MSI doorbell at +0x40).")},
-           {"lines", ranged(T::kUint, 256, 1, 1024, "", "Number of interrupt lines.")},
-           {"reg_latency_ns", ranged(T::kNumber, 10.0, 0, 1e6, "ns", "Register access latency.")},
+           {"base", leaf(T::kAddress, intc.base, "address", "Physical base of the interrupt controller (MSI doorbell at +0x40).")},
+           {"lines", ranged(T::kUint, intc.lines, 1, 1024, "", "Number of interrupt lines.")},
+           {"reg_latency_ns", ranged(T::kNumber, intc.reg_latency_ns, 0, 1e6, "ns", "Register access latency.")},
        }, "Interrupt controller: wired lines and an MSI doorbell.")},
       {"smmu", smmu_schema()},
       {"devices", devices_schema()},
@@ -250,16 +252,16 @@ void check_address_map(const RunConfig& rc) {
       throw ConfigError(path, e.what());
     }
   };
-  add("dram", rc.dram_base, rc.dram.size, "/platform/dram/base");
-  add("intc", rc.intc_base, InterruptController::kRegBlockSize, "/platform/intc/base");
-  if (rc.has_smmu) add("smmu", rc.smmu_base, rc.smmu.features.register_space_size(), "/platform/smmu/base");
+  add("dram", rc.dram.base, rc.dram.size, "/platform/dram/base");
+  add("intc", rc.intc.base, InterruptController::kRegBlockSize, "/platform/intc/base");
+  if (rc.has_smmu) add("smmu", rc.smmu.base, rc.smmu.features.register_space_size(), "/platform/smmu/base");
   for (const auto& d : rc.devices) add(d.name, d.base, d.size, "/platform/devices/" + d.name + "/base");
 }
 
 void parse_smmu(const json& j, RunConfig& rc) {
   const std::string p = "/platform/smmu";
   rc.has_smmu = true;
-  rc.smmu_base = j["base"];
+  rc.smmu.base = j["base"];
   smmu::SmmuConfig& c = rc.smmu;
   c.features = *smmu::profile_by_name(j["profile"]);
   const json& f = j["features"];
@@ -284,9 +286,9 @@ void parse_smmu(const json& j, RunConfig& rc) {
   c.cmdq.other_ns = q["other_ns"];
   c.cmdq.lanes = u(q["lanes"]);
   for (const char* line : {"eventq_irq", "gerror_irq", "sync_irq"})
-    if (u(j[line]) >= rc.intc_lines)
+    if (u(j[line]) >= rc.intc.lines)
       throw ConfigError(p + "/" + line, "line " + std::to_string(u(j[line])) + " does not exist (intc.lines = " +
-                                           std::to_string(rc.intc_lines) + ")");
+                                           std::to_string(rc.intc.lines) + ")");
   c.reg_latency_ns = j["reg_latency_ns"];
   c.bypass_latency_ns = j["bypass_latency_ns"];
   c.stale_check = j["stale_check"];
@@ -371,22 +373,22 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
   rc.resolved["platform"]["cpu"]["costs"] = rc.costs;
 
   const json& dram = pl["dram"];
-  rc.dram_base = dram["base"];
+  rc.dram.base = dram["base"];
   rc.dram.size = dram["size"];
   rc.dram.read_latency_ns = dram["read_latency_ns"];
   rc.dram.write_latency_ns = dram["write_latency_ns"];
   rc.dram.bandwidth_gbps = dram["bandwidth_gbps"];
-  rc.dma_region_offset = dram["dma_region"]["offset"];
-  rc.dma_region_size = dram["dma_region"]["size"];
-  if (rc.dma_region_offset >= rc.dram.size || rc.dma_region_size > rc.dram.size - rc.dma_region_offset)
+  rc.dram.dma_region.offset = dram["dma_region"]["offset"];
+  rc.dram.dma_region.size = dram["dma_region"]["size"];
+  if (rc.dram.dma_region.offset >= rc.dram.size || rc.dram.dma_region.size > rc.dram.size - rc.dram.dma_region.offset)
     throw ConfigError("/platform/dram/dma_region", "must lie inside DRAM (offset + size <= dram.size)");
-  if (rc.dram_base + (rc.dram.size - 1) < rc.dram_base)
+  if (rc.dram.base + (rc.dram.size - 1) < rc.dram.base)
     throw ConfigError("/platform/dram/size", "DRAM wraps past the top of the address space");
 
-  rc.interconnect_latency_ns = pl["interconnect"]["latency_ns"];
-  rc.intc_base = pl["intc"]["base"];
-  rc.intc_lines = u(pl["intc"]["lines"]);
-  rc.intc_reg_latency_ns = pl["intc"]["reg_latency_ns"];
+  rc.interconnect.latency_ns = pl["interconnect"]["latency_ns"];
+  rc.intc.base = pl["intc"]["base"];
+  rc.intc.lines = u(pl["intc"]["lines"]);
+  rc.intc.reg_latency_ns = pl["intc"]["reg_latency_ns"];
 
   if (pl.contains("smmu")) parse_smmu(pl["smmu"], rc);
 
@@ -403,9 +405,9 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
       throw ConfigError(path, "name is reserved for a platform component");
     dc.params = d;
     find_device_type(dc.type)->layout(dc);  // validation accepted only registered types
-    if (dc.irq + dc.irq_lines > rc.intc_lines)
+    if (dc.irq + dc.irq_lines > rc.intc.lines)
       throw ConfigError(path + "/irq", "lines " + std::to_string(dc.irq) + ".." + std::to_string(dc.irq + dc.irq_lines - 1) +
-                                           " do not exist (intc.lines = " + std::to_string(rc.intc_lines) + ")");
+                                           " do not exist (intc.lines = " + std::to_string(rc.intc.lines) + ")");
     rc.devices.push_back(dc);
   }
   check_address_map(rc);

@@ -368,15 +368,15 @@ TEST(RunConfig, DefaultsFillRunConfig) {
   EXPECT_EQ(rc.cpu.quantum_ns, cpu.quantum_ns);
   EXPECT_EQ(rc.cpu.atomic_cycles, cpu.atomic_cycles);
   EXPECT_EQ(rc.cpu.stack_kib, cpu.stack_kib);
-  EXPECT_EQ(rc.dram_base, 0x80000000u);
+  EXPECT_EQ(rc.dram.base, 0x80000000u);
   EXPECT_EQ(rc.dram.size, DramConfig{}.size);
   EXPECT_EQ(rc.dram.read_latency_ns, DramConfig{}.read_latency_ns);
-  EXPECT_EQ(rc.dma_region_offset, 0x10000000u);
-  EXPECT_EQ(rc.dma_region_size, 0x10000000u);
-  EXPECT_EQ(rc.intc_base, 0x08000000u);
-  EXPECT_EQ(rc.intc_lines, 256u);
-  EXPECT_EQ(rc.intc_reg_latency_ns, 10.0);
-  EXPECT_EQ(rc.interconnect_latency_ns, 2.0);
+  EXPECT_EQ(rc.dram.dma_region.offset, 0x10000000u);
+  EXPECT_EQ(rc.dram.dma_region.size, 0x10000000u);
+  EXPECT_EQ(rc.intc.base, 0x08000000u);
+  EXPECT_EQ(rc.intc.lines, 256u);
+  EXPECT_EQ(rc.intc.reg_latency_ns, 10.0);
+  EXPECT_EQ(rc.interconnect.latency_ns, 2.0);
   EXPECT_EQ(rc.max_time_ps, 1000000000000u);  // 1e6 us
   EXPECT_EQ(rc.seed, 1u);
   EXPECT_EQ(rc.name, "unnamed");
@@ -414,11 +414,11 @@ TEST(RunConfig, AddressStringsParsed) {
       "base": "0x80000000", "size": "1GiB",
       "dma_region": {"offset": "64KiB", "size": "256MiB"}},
       "intc": {"base": 134217728}}})"));
-  EXPECT_EQ(rc.dram_base, 0x80000000u);
+  EXPECT_EQ(rc.dram.base, 0x80000000u);
   EXPECT_EQ(rc.dram.size, 1ull << 30);
-  EXPECT_EQ(rc.dma_region_offset, 64u * 1024);
-  EXPECT_EQ(rc.dma_region_size, 256u << 20);
-  EXPECT_EQ(rc.intc_base, 0x08000000u);
+  EXPECT_EQ(rc.dram.dma_region.offset, 64u * 1024);
+  EXPECT_EQ(rc.dram.dma_region.size, 256u << 20);
+  EXPECT_EQ(rc.intc.base, 0x08000000u);
   EXPECT_TRUE(rc.resolved["platform"]["dram"]["size"].is_number_unsigned());
 }
 
@@ -469,7 +469,7 @@ TEST(Overrides, NestedPathsAndTypes) {
   EXPECT_EQ(rc.dram.read_latency_ns, 100.0);
   EXPECT_EQ(rc.name, "hello world");  // not JSON: taken as a string
   EXPECT_EQ(rc.seed, 42u);
-  EXPECT_EQ(rc.dram_base, 0x40000000u);  // the string form of an address
+  EXPECT_EQ(rc.dram.base, 0x40000000u);  // the string form of an address
   EXPECT_EQ(rc.costs.at("walk"), 7u);
   EXPECT_EQ(rc.costs.at("cache_miss"), 200u);
 }
@@ -553,9 +553,9 @@ TEST(ShippedConfig, DefaultScenarioLoads) {
   const RunConfig rc = load_run_config(SMMU_VP_SOURCE_DIR "/platform/scenarios/default.json", {}, builtin_apps());
   EXPECT_EQ(rc.name, "default");
   EXPECT_EQ(rc.cpu.count, 4u);
-  EXPECT_EQ(rc.dram_base, 0x80000000u);
+  EXPECT_EQ(rc.dram.base, 0x80000000u);
   EXPECT_EQ(rc.dram.size, 1ull << 30);
-  EXPECT_EQ(rc.dma_region_offset, 256u << 20);
+  EXPECT_EQ(rc.dram.dma_region.offset, 256u << 20);
   ASSERT_EQ(rc.devices.size(), 2u);
   EXPECT_EQ(rc.devices[0].name, "dma0");
   EXPECT_EQ(rc.devices[0].stream_id, 16u);
@@ -603,7 +603,7 @@ TEST(RunConfigSmmu, AbsentByDefaultPresentWhenGiven) {
   EXPECT_FALSE(build(base_doc()).has_smmu);
   const RunConfig rc = build(patched(kWithSmmu));
   ASSERT_TRUE(rc.has_smmu);
-  EXPECT_EQ(rc.smmu_base, 0x0900'0000u);
+  EXPECT_EQ(rc.smmu.base, 0x0900'0000u);
   EXPECT_EQ(rc.smmu.features.name, "v3.3");  // the default profile
   EXPECT_EQ(rc.smmu.eventq_irq, 64u);
   EXPECT_EQ(rc.smmu.translation.tlb.entries, 256u);
