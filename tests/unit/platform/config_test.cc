@@ -622,6 +622,75 @@ TEST(RunConfigSmmu, ProfileAndFeatureSwitches) {
   EXPECT_EQ(rc.smmu.translation.tlb.replacement, smmu::ReplacementPolicy::kFifo);
 }
 
+// platform.smmu's JSON is shaped unlike SmmuConfig (translator members at the
+// smmu level, micro_tlb an object of TranslatorConfig's own members): each
+// value lands in its member.
+TEST(RunConfigSmmu, EveryParameterLandsInItsMember) {
+  const RunConfig rc = build(patched(R"({"platform": {"smmu": {"base": "0x09000000", "eventq_irq": 64,
+      "gerror_irq": 65, "sync_irq": 66, "reg_latency_ns": 11, "bypass_latency_ns": 3, "stale_check": true,
+      "tlb_lookup_ns": 4, "config_lookup_ns": 5, "walk_step_ns": 6, "translation_slots": 7, "walker_slots": 8,
+      "cmdq": {"fetch_batch": 2, "decode_ns": 1.5, "cfgi_ns": 21, "tlbi_ns": 41, "tlbi_per_entry_ns": 0.25,
+               "tlbi_range_ns": 61, "sync_ns": 11, "prefetch_ns": 6, "other_ns": 12, "lanes": 3},
+      "tlb": {"entries": 64, "ways": 8, "replacement": "random"},
+      "config_cache": {"ste_entries": 9, "cd_entries": 10},
+      "micro_tlb": {"entries": 12, "lookup_ns": 0.75},
+      "walk_cache": {"entries": 32, "ways": 2}}},
+      "scenario": {"seed": 9}})"));
+  const smmu::SmmuConfig& c = rc.smmu;
+  EXPECT_EQ(c.base, 0x0900'0000u);
+  EXPECT_EQ(c.eventq_irq, 64u);
+  EXPECT_EQ(c.gerror_irq, 65u);
+  EXPECT_EQ(c.sync_irq, 66u);
+  EXPECT_EQ(c.reg_latency_ns, 11.0);
+  EXPECT_EQ(c.bypass_latency_ns, 3.0);
+  EXPECT_TRUE(c.stale_check);
+  EXPECT_EQ(c.cmdq.fetch_batch, 2u);
+  EXPECT_EQ(c.cmdq.decode_ns, 1.5);
+  EXPECT_EQ(c.cmdq.cfgi_ns, 21.0);
+  EXPECT_EQ(c.cmdq.tlbi_ns, 41.0);
+  EXPECT_EQ(c.cmdq.tlbi_per_entry_ns, 0.25);
+  EXPECT_EQ(c.cmdq.tlbi_range_ns, 61.0);
+  EXPECT_EQ(c.cmdq.sync_ns, 11.0);
+  EXPECT_EQ(c.cmdq.prefetch_ns, 6.0);
+  EXPECT_EQ(c.cmdq.other_ns, 12.0);
+  EXPECT_EQ(c.cmdq.lanes, 3u);
+  const smmu::TranslatorConfig& t = c.translation;
+  EXPECT_EQ(t.tlb_lookup_ns, 4.0);
+  EXPECT_EQ(t.config_lookup_ns, 5.0);
+  EXPECT_EQ(t.walk.step_ns, 6.0);
+  EXPECT_EQ(t.translation_slots, 7u);
+  EXPECT_EQ(t.walker_slots, 8u);
+  EXPECT_EQ(t.tlb.entries, 64u);
+  EXPECT_EQ(t.tlb.ways, 8u);
+  EXPECT_EQ(t.tlb.replacement, smmu::ReplacementPolicy::kRandom);
+  EXPECT_EQ(t.tlb.seed, 9u);  // scenario.seed
+  EXPECT_EQ(t.config_cache.ste_entries, 9u);
+  EXPECT_EQ(t.config_cache.cd_entries, 10u);
+  EXPECT_EQ(t.micro_tlb_entries, 12u);
+  EXPECT_EQ(t.micro_tlb_lookup_ns, 0.75);
+  EXPECT_EQ(t.walk_cache.entries, 32u);
+  EXPECT_EQ(t.walk_cache.ways, 2u);
+}
+
+// Absent SMMU parameters take SmmuConfig's defaults (the profile's features).
+TEST(RunConfigSmmu, DefaultsAreTheStructs) {
+  const RunConfig rc = build(patched(kWithSmmu));
+  const smmu::SmmuConfig d;
+  const smmu::SmmuConfig& c = rc.smmu;
+  EXPECT_EQ(c.features.name, d.features.name);
+  EXPECT_EQ(c.features.sidsize, d.features.sidsize);
+  EXPECT_EQ(c.reg_latency_ns, d.reg_latency_ns);
+  EXPECT_EQ(c.cmdq.tlbi_ns, d.cmdq.tlbi_ns);
+  EXPECT_EQ(c.cmdq.lanes, d.cmdq.lanes);
+  EXPECT_EQ(c.translation.walk.step_ns, d.translation.walk.step_ns);
+  EXPECT_EQ(c.translation.tlb.ways, d.translation.tlb.ways);
+  EXPECT_EQ(c.translation.tlb.replacement, d.translation.tlb.replacement);
+  EXPECT_EQ(c.translation.micro_tlb_lookup_ns, d.translation.micro_tlb_lookup_ns);
+  EXPECT_EQ(c.translation.config_cache.cd_entries, d.translation.config_cache.cd_entries);
+  EXPECT_EQ(c.translation.walk_cache.entries, d.translation.walk_cache.entries);
+  EXPECT_EQ(rc.resolved["platform"]["smmu"]["profile"], d.features.name);
+}
+
 TEST(RunConfigSmmu, Errors) {
   EXPECT_TRUE(fails_at(patched(kWithSmmu), "/platform/smmu/features", {"ECMDQ", "MSI"},
                        {"platform.smmu.features.msi=false"}));
