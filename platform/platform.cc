@@ -30,18 +30,18 @@ int RunResult::exit_code() const {
 
 Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_ptr<spdlog::logger> log)
     : cfg_(cfg), trace_(trace), log_(std::move(log)) {
-  router_ = std::make_unique<Router>("router", cfg_.interconnect_latency_ns, stats_);
+  router_ = std::make_unique<Router>("router", cfg_.interconnect.latency_ns, stats_);
   dram_ = std::make_unique<Dram>("dram", cfg_.dram, stats_);
-  intc_ = std::make_unique<InterruptController>("intc", cfg_.intc_lines, cfg_.cpu.count, cfg_.intc_reg_latency_ns,
+  intc_ = std::make_unique<InterruptController>("intc", cfg_.intc.lines, cfg_.cpu.count, cfg_.intc.reg_latency_ns,
                                                 stats_, trace_);
-  cpus_ = std::make_unique<CpuCluster>("cpus", cfg_.cpu, cfg_.dram_base, cfg_.dram.size, *intc_, stats_, trace_);
+  cpus_ = std::make_unique<CpuCluster>("cpus", cfg_.cpu, cfg_.dram.base, cfg_.dram.size, *intc_, stats_, trace_);
 
-  router_->map("dram", cfg_.dram_base, cfg_.dram.size, dram_->socket);
-  router_->map("intc", cfg_.intc_base, InterruptController::kRegBlockSize, intc_->socket);
+  router_->map("dram", cfg_.dram.base, cfg_.dram.size, dram_->socket);
+  router_->map("intc", cfg_.intc.base, InterruptController::kRegBlockSize, intc_->socket);
   for (unsigned i = 0; i < cpus_->size(); ++i) cpus_->core(i).socket.bind(router_->upstream);
   if (cfg_.has_smmu) {
     smmu_ = std::make_unique<smmu::Smmu>("smmu", cfg_.smmu, intc_.get(), stats_, trace_);
-    router_->map("smmu", cfg_.smmu_base, smmu_->register_space_size(), smmu_->regs);
+    router_->map("smmu", cfg_.smmu.base, smmu_->register_space_size(), smmu_->regs);
     smmu_->downstream.bind(router_->upstream);
     smmu_->set_event_sender([this]() { cpus_->send_event(); });
   }

@@ -22,6 +22,12 @@
 
 namespace smmu_vp {
 
+struct IntcConfig {
+  uint64_t base = 0x08000000;  // where the platform maps the register block
+  unsigned lines = 256;        // wired interrupt lines
+  double reg_latency_ns = 10.0;
+};
+
 class InterruptController : public sc_core::sc_module, public IrqSink {
  public:
   static constexpr uint64_t kRegTyper = 0x000;

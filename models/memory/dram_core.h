@@ -15,11 +15,20 @@
 
 namespace smmu_vp {
 
+// The part of DRAM the platform sets aside for device buffers (what
+// hal_dma_alloc() serves), from the DRAM base.
+struct DmaRegion {
+  uint64_t offset = 256ull << 20;  // bytes
+  uint64_t size = 256ull << 20;    // bytes
+};
+
 struct DramConfig {
+  uint64_t base = 0x80000000;      // where the platform maps it; the model sees offsets
   uint64_t size = 1ull << 30;      // bytes
   double read_latency_ns = 80.0;   // first data after the bus is granted
   double write_latency_ns = 60.0;  // write acknowledged after the bus is granted
   double bandwidth_gbps = 25.6;    // GB/s = bytes per ns
+  DmaRegion dma_region;            // used by the platform, not the model
 };
 
 class DramCore {

@@ -17,6 +17,10 @@
 
 namespace smmu_vp {
 
+struct InterconnectConfig {
+  double latency_ns = 2.0;  // one pass through the router (Router's hop latency)
+};
+
 class Router : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<Router> upstream;

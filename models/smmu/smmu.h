@@ -35,6 +35,7 @@
 namespace smmu_vp::smmu {
 
 struct SmmuConfig {
+  uint64_t base = 0;                // where the platform maps register page 0 (no default: each platform says)
   SmmuFeatures features = SmmuFeatures::v3_3_profile();
   TranslatorConfig translation;
   double reg_latency_ns = 10.0;     // register access

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "config/default_costs.h"
+#include "config/platform_params.h"
 #include "cpu/interrupt_controller.h"
 #include "hal/hal.h"
 #include "memory/address_map.h"
@@ -31,41 +32,6 @@ std::map<std::string, uint64_t> default_cost_table() {
 
 namespace {
 
-NodePtr cpu_schema() {
-  const CpuConfig d;
-  return object({
-      {"count", ranged(T::kUint, d.count, 1, 64, "cores", "Number of CPU cores.")},
-      {"frequency_mhz", ranged(T::kNumber, d.frequency_mhz, 1, 10000, "MHz", "Core clock; hal_cycles() and the cost table count cycles of it.")},
-      {"quantum_ns", ranged(T::kNumber, d.quantum_ns, 1, 1e6, "ns", "Temporal-decoupling quantum: how far a core may run ahead of the others before it synchronises.")},
-      {"shared_load_cycles", ranged(T::kUint, d.shared_load_cycles, 0, 1e6, "cycles", "hal_load*() of a cache line this core holds.")},
-      {"atomic_cycles", ranged(T::kUint, d.atomic_cycles, 0, 1e6, "cycles", "Atomic read-modify-write or hal_store*() on a line this core owns.")},
-      {"cacheline_transfer_ns", ranged(T::kNumber, d.cacheline_transfer_ns, 0, 1e6, "ns", "Extra cost when the line of an atomic or shared load is held by another core.")},
-      {"dmb_cycles", ranged(T::kUint, d.dmb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_DMB.")},
-      {"dsb_cycles", ranged(T::kUint, d.dsb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_DSB.")},
-      {"isb_cycles", ranged(T::kUint, d.isb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_ISB.")},
-      {"cpu_relax_cycles", ranged(T::kUint, d.cpu_relax_cycles, 0, 1e6, "cycles", "hal_cpu_relax() in spin loops.")},
-      {"event_stream_ns", ranged(T::kNumber, d.event_stream_ns, 0, 1e12, "ns", "Period of the event stream that wakes WFE (Linux uses 100 us); 0 disables it.")},
-      {"stack_kib", ranged(T::kUint, d.stack_kib, 64, 1 << 20, "KiB", "Host stack of each core's thread (sw/ code runs on it).")},
-      {"costs", map_of(ranged(T::kUint, 0, 0, 1e9, "cycles", ""), default_costs(),
-                       "Cost table: named compute costs in cycles, charged by hal_cost(). Entries given here are added to (or replace) the defaults.")},
-  }, "CPU cores that run sw/ code, and the cost of what they do.");
-}
-
-NodePtr dram_schema() {
-  const DramConfig d;
-  return object({
-      {"base", leaf(T::kAddress, 0x80000000ull, "address", "Physical base of DRAM.")},
-      {"size", ranged(T::kAddress, d.size, 4096, 1ull << 44, "bytes", "DRAM size (host memory is used only for pages the run touches).")},
-      {"read_latency_ns", ranged(T::kNumber, d.read_latency_ns, 0, 1e6, "ns", "Read latency once the data bus is granted.")},
-      {"write_latency_ns", ranged(T::kNumber, d.write_latency_ns, 0, 1e6, "ns", "Write acknowledgement latency once the data bus is granted.")},
-      {"bandwidth_gbps", ranged(T::kNumber, d.bandwidth_gbps, 0.001, 1e5, "GB/s", "Data bus bandwidth (bytes per ns); transfers queue behind each other for it.")},
-      {"dma_region", object({
-           {"offset", leaf(T::kAddress, 0x10000000ull, "bytes", "Start of the region hal_dma_alloc() serves, from the DRAM base.")},
-           {"size", ranged(T::kAddress, 0x10000000ull, 4096, 1ull << 44, "bytes", "Size of that region.")},
-       }, "")},
-  }, "Main memory.");
-}
-
 // One schema per registered device type: the fields every device has, then
 // the type's own (devices/device_type.h).
 NodePtr devices_schema() {
@@ -83,120 +49,16 @@ NodePtr devices_schema() {
   return map_of(variant(variants, ""), json::object(), "Devices by instance name; each entry's `type` selects its model.");
 }
 
-// Feature switches a configuration may change on top of its profile, each
-// with the SmmuFeatures member it sets (ID register fields, IHI 0070 6.3).
-struct BoolFeature {
-  const char* name;
-  bool smmu::SmmuFeatures::*member;
-  const char* help;
-};
-struct UintFeature {
-  const char* name;
-  unsigned smmu::SmmuFeatures::*member;
-  unsigned min, max;
-  const char* help;
-};
-const std::vector<BoolFeature>& bool_features() {
-  static const std::vector<BoolFeature> v = {
-      {"stage1", &smmu::SmmuFeatures::stage1, "IDR0.S1P: stage 1 translation."},
-      {"stage2", &smmu::SmmuFeatures::stage2, "IDR0.S2P: stage 2 translation."},
-      {"two_level_strtab", &smmu::SmmuFeatures::two_level_strtab, "IDR0.ST_LEVEL: two-level stream tables."},
-      {"two_level_cd", &smmu::SmmuFeatures::two_level_cd, "IDR0.CD2L: two-level CD tables."},
-      {"msi", &smmu::SmmuFeatures::msi, "IDR0.MSI: message-signalled interrupts."},
-      {"sev", &smmu::SmmuFeatures::sev, "IDR0.SEV: WFE wake-up events."},
-      {"cohacc", &smmu::SmmuFeatures::cohacc, "IDR0.COHACC: coherent table and queue accesses."},
-      {"ecmdq", &smmu::SmmuFeatures::ecmdq, "IDR1.ECMDQ: enhanced command queues (needs MSI, COHACC, v3.3)."},
-      {"ril", &smmu::SmmuFeatures::ril, "IDR3.RIL: range invalidation."},
-      {"gran4k", &smmu::SmmuFeatures::gran4k, "IDR5.GRAN4K."},
-      {"gran16k", &smmu::SmmuFeatures::gran16k, "IDR5.GRAN16K."},
-      {"gran64k", &smmu::SmmuFeatures::gran64k, "IDR5.GRAN64K."},
-  };
-  return v;
-}
-const std::vector<UintFeature>& uint_features() {
-  static const std::vector<UintFeature> v = {
-      {"sidsize", &smmu::SmmuFeatures::sidsize, 0, 32, "IDR1.SIDSIZE: StreamID bits."},
-      {"ssidsize", &smmu::SmmuFeatures::ssidsize, 0, 20, "IDR1.SSIDSIZE: SubstreamID bits."},
-      {"cmdqs", &smmu::SmmuFeatures::cmdqs, 0, 19, "IDR1.CMDQS: log2 of the largest command queue."},
-      {"eventqs", &smmu::SmmuFeatures::eventqs, 0, 19, "IDR1.EVENTQS: log2 of the largest event queue."},
-      {"oas_bits", &smmu::SmmuFeatures::oas_bits, 32, 52, "IDR5.OAS in bits (32, 36, 40, 42, 44, 48 or 52)."},
-      {"ecmdq_log2_pages", &smmu::SmmuFeatures::ecmdq_log2_pages, 0, 8, "IDR6.CMDQ_CONTROL_PAGE_LOG2NUMP: log2 of the command queue control pages."},
-      {"ecmdq_log2_queues", &smmu::SmmuFeatures::ecmdq_log2_queues, 0, 8, "IDR6.CMDQ_CONTROL_PAGE_LOG2NUMQ: log2 of the ECMDQs per control page."},
-  };
-  return v;
-}
-
-NodePtr smmu_feature_overrides() {
-  std::vector<std::pair<std::string, NodePtr>> fields;
-  for (const auto& f : bool_features()) fields.emplace_back(f.name, optional(leaf(T::kBool, json(), "", f.help)));
-  for (const auto& f : uint_features())
-    fields.emplace_back(f.name, optional(ranged(T::kUint, json(), f.min, f.max, "", f.help)));
-  return object(fields, "Changes to the profile; absent ones keep the profile's value.");
-}
-
-NodePtr smmu_schema() {
-  const smmu::SmmuConfig d;
-  const smmu::TranslatorConfig& t = d.translation;
-  std::vector<std::string> profiles = smmu::profile_names();
-  return optional(object({
-      {"base", leaf(T::kAddress, json(), "address", "Physical base of the register pages (page 0; page 1 follows at +64 KiB).")},
-      {"profile", choice(profiles.back(), profiles, "Feature profile: which SMMUv3 the ID registers describe (docs/smmu.md).")},
-      {"features", smmu_feature_overrides()},
-      {"eventq_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of the event queue (used when no MSI is configured).")},
-      {"gerror_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of global errors (used when no MSI is configured).")},
-      {"sync_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of CMD_SYNC with CS = SIG_IRQ on an SMMU without MSIs.")},
-      {"cmdq", object({
-           {"fetch_batch", ranged(T::kUint, d.cmdq.fetch_batch, 1, 1 << 19, "commands", "Commands fetched by one memory read.")},
-           {"decode_ns", ranged(T::kNumber, d.cmdq.decode_ns, 0, 1e6, "ns", "Per command, before it goes to a lane.")},
-           {"cfgi_ns", ranged(T::kNumber, d.cmdq.cfgi_ns, 0, 1e6, "ns", "CFGI_* execution.")},
-           {"tlbi_ns", ranged(T::kNumber, d.cmdq.tlbi_ns, 0, 1e6, "ns", "TLBI_* execution (the broadcast to TBUs).")},
-           {"tlbi_per_entry_ns", ranged(T::kNumber, d.cmdq.tlbi_per_entry_ns, 0, 1e6, "ns", "Added per TLB entry a TLBI removes (0: fixed cost; else a scan).")},
-           {"tlbi_range_ns", ranged(T::kNumber, d.cmdq.tlbi_range_ns, 0, 1e6, "ns", "A range TLBI (TG != 0), whatever the range.")},
-           {"sync_ns", ranged(T::kNumber, d.cmdq.sync_ns, 0, 1e6, "ns", "CMD_SYNC, after the commands and translations it waits for.")},
-           {"prefetch_ns", ranged(T::kNumber, d.cmdq.prefetch_ns, 0, 1e6, "ns", "PREFETCH_* execution.")},
-           {"other_ns", ranged(T::kNumber, d.cmdq.other_ns, 0, 1e6, "ns", "ATC_INV and other commands.")},
-           {"lanes", ranged(T::kUint, d.cmdq.lanes, 1, 64, "", "Commands executing at once.")},
-       }, "Command queue consumer timing (docs/smmu.md).")},
-      {"reg_latency_ns", ranged(T::kNumber, d.reg_latency_ns, 0, 1e6, "ns", "Register access latency.")},
-      {"bypass_latency_ns", ranged(T::kNumber, d.bypass_latency_ns, 0, 1e6, "ns", "Added to a transaction passed through with SMMUEN = 0.")},
-      {"tlb_lookup_ns", ranged(T::kNumber, t.tlb_lookup_ns, 0, 1e6, "ns", "TLB lookup, hit or miss.")},
-      {"config_lookup_ns", ranged(T::kNumber, t.config_lookup_ns, 0, 1e6, "ns", "Config cache (STE or CD) lookup, hit or miss.")},
-      {"walk_step_ns", ranged(T::kNumber, t.walk.step_ns, 0, 1e6, "ns", "Walker work per descriptor, after its read completes.")},
-      {"translation_slots", ranged(T::kUint, t.translation_slots, 1, 4096, "", "Translations in progress at once; more queue.")},
-      {"walker_slots", ranged(T::kUint, t.walker_slots, 1, 1024, "", "Table walks in progress at once; more queue.")},
-      {"tlb", object({
-           {"entries", ranged(T::kUint, t.tlb.entries, 1, 1 << 20, "entries", "TLB capacity.")},
-           {"ways", ranged(T::kUint, t.tlb.ways, 1, 1 << 20, "ways", "Associativity; entries must be a multiple of it (ways = entries: fully associative).")},
-           {"replacement", choice("lru", {"lru", "fifo", "random"}, "Replacement policy (random is seeded by scenario.seed).")},
-       }, "")},
-      {"config_cache", object({
-           {"ste_entries", ranged(T::kUint, t.config_cache.ste_entries, 0, 1 << 20, "entries", "Cached STEs (0: none).")},
-           {"cd_entries", ranged(T::kUint, t.config_cache.cd_entries, 0, 1 << 20, "entries", "Cached CDs (0: none).")},
-       }, "")},
-      {"micro_tlb", object({
-           {"entries", ranged(T::kUint, t.micro_tlb_entries, 0, 4096, "entries", "Fully associative micro-TLB per master port, looked up before the main TLB (0: none).")},
-           {"lookup_ns", ranged(T::kNumber, t.micro_tlb_lookup_ns, 0, 1e6, "ns", "Micro-TLB lookup, hit or miss.")},
-       }, "")},
-      {"stale_check", leaf(T::kBool, false, "", "Debug: check every TLB hit against the page tables in memory and count stale hits (smmu.stale_check.*), to measure the window of lazy invalidation. Costs host time, not simulated time.")},
-      {"walk_cache", object({
-           {"entries", ranged(T::kUint, t.walk_cache.entries, 1, 1 << 20, "entries", "Cached intermediate table addresses.")},
-           {"ways", ranged(T::kUint, t.walk_cache.ways, 1, 1 << 20, "ways", "Associativity; entries must be a multiple of it.")},
-       }, "")},
-  }, "SMMUv3 between the devices' master ports and memory. Absent: devices reach memory directly."));
-}
-
 NodePtr platform_schema() {
+  auto cpu = cpu_params().fields();
+  cpu.emplace_back("costs", map_of(ranged(T::kUint, 0, 0, 1e9, "cycles", ""), default_costs(),
+                                   "Cost table: named compute costs in cycles, charged by hal_cost(). Entries given here are added to (or replace) the defaults."));
   return object({
-      {"cpu", cpu_schema()},
-      {"dram", dram_schema()},
-      {"interconnect", object({{"latency_ns", ranged(T::kNumber, 2.0, 0, 1e6, "ns", "Latency of one pass through the address router.")}},
-                              "The address router between initiators and targets.")},
-      {"intc", object({
-           {"base", leaf(T::kAddress, 0x08000000ull, "address", "Physical base of the interrupt controller (MSI doorbell at +0x40).")},
-           {"lines", ranged(T::kUint, 256, 1, 1024, "", "Number of interrupt lines.")},
-           {"reg_latency_ns", ranged(T::kNumber, 10.0, 0, 1e6, "ns", "Register access latency.")},
-       }, "Interrupt controller: wired lines and an MSI doorbell.")},
-      {"smmu", smmu_schema()},
+      {"cpu", object(cpu, "CPU cores that run sw/ code, and the cost of what they do.")},
+      {"dram", object(dram_params().fields(), "Main memory.")},
+      {"interconnect", object(interconnect_params().fields(), "The address router between initiators and targets.")},
+      {"intc", object(intc_params().fields(), "Interrupt controller: wired lines and an MSI doorbell.")},
+      {"smmu", optional(object(smmu_params().fields(), "SMMUv3 between the devices' master ports and memory. Absent: devices reach memory directly."))},
       {"devices", devices_schema()},
   }, "The hardware: cores, memory, interconnect, interrupt controller and devices. May be given inline or as the path of a JSON file, relative to the scenario file.");
 }
@@ -250,66 +112,27 @@ void check_address_map(const RunConfig& rc) {
       throw ConfigError(path, e.what());
     }
   };
-  add("dram", rc.dram_base, rc.dram.size, "/platform/dram/base");
-  add("intc", rc.intc_base, InterruptController::kRegBlockSize, "/platform/intc/base");
-  if (rc.has_smmu) add("smmu", rc.smmu_base, rc.smmu.features.register_space_size(), "/platform/smmu/base");
+  add("dram", rc.dram.base, rc.dram.size, "/platform/dram/base");
+  add("intc", rc.intc.base, InterruptController::kRegBlockSize, "/platform/intc/base");
+  if (rc.has_smmu) add("smmu", rc.smmu.base, rc.smmu.features.register_space_size(), "/platform/smmu/base");
   for (const auto& d : rc.devices) add(d.name, d.base, d.size, "/platform/devices/" + d.name + "/base");
 }
 
-void parse_smmu(const json& j, RunConfig& rc) {
+// The checks of platform.smmu that no single parameter's range expresses.
+void check_smmu(const RunConfig& rc) {
   const std::string p = "/platform/smmu";
-  rc.has_smmu = true;
-  rc.smmu_base = j["base"];
-  smmu::SmmuConfig& c = rc.smmu;
-  c.features = *smmu::profile_by_name(j["profile"]);
-  const json& f = j["features"];
-  for (const auto& b : bool_features())
-    if (f.contains(b.name)) c.features.*b.member = f[b.name].get<bool>();
-  for (const auto& n : uint_features())
-    if (f.contains(n.name)) c.features.*n.member = u(f[n.name]);
+  const smmu::SmmuConfig& c = rc.smmu;
   const std::vector<std::string> problems = c.features.validate();
   if (!problems.empty()) throw ConfigError(p + "/features", "not a valid SMMU: " + problems.front());
-  c.eventq_irq = u(j["eventq_irq"]);
-  c.gerror_irq = u(j["gerror_irq"]);
-  c.sync_irq = u(j["sync_irq"]);
-  const json& q = j["cmdq"];
-  c.cmdq.fetch_batch = u(q["fetch_batch"]);
-  c.cmdq.decode_ns = q["decode_ns"];
-  c.cmdq.cfgi_ns = q["cfgi_ns"];
-  c.cmdq.tlbi_ns = q["tlbi_ns"];
-  c.cmdq.tlbi_per_entry_ns = q["tlbi_per_entry_ns"];
-  c.cmdq.tlbi_range_ns = q["tlbi_range_ns"];
-  c.cmdq.sync_ns = q["sync_ns"];
-  c.cmdq.prefetch_ns = q["prefetch_ns"];
-  c.cmdq.other_ns = q["other_ns"];
-  c.cmdq.lanes = u(q["lanes"]);
-  for (const char* line : {"eventq_irq", "gerror_irq", "sync_irq"})
-    if (u(j[line]) >= rc.intc_lines)
-      throw ConfigError(p + "/" + line, "line " + std::to_string(u(j[line])) + " does not exist (intc.lines = " +
-                                           std::to_string(rc.intc_lines) + ")");
-  c.reg_latency_ns = j["reg_latency_ns"];
-  c.bypass_latency_ns = j["bypass_latency_ns"];
-  c.stale_check = j["stale_check"];
-  smmu::TranslatorConfig& t = c.translation;
-  t.tlb_lookup_ns = j["tlb_lookup_ns"];
-  t.config_lookup_ns = j["config_lookup_ns"];
-  t.walk.step_ns = j["walk_step_ns"];
-  t.translation_slots = u(j["translation_slots"]);
-  t.walker_slots = u(j["walker_slots"]);
-  t.tlb.entries = u(j["tlb"]["entries"]);
-  t.tlb.ways = u(j["tlb"]["ways"]);
+  const std::pair<const char*, unsigned> lines[] = {
+      {"eventq_irq", c.eventq_irq}, {"gerror_irq", c.gerror_irq}, {"sync_irq", c.sync_irq}};
+  for (const auto& [line, n] : lines)
+    if (n >= rc.intc.lines)
+      throw ConfigError(p + "/" + line, "line " + std::to_string(n) + " does not exist (intc.lines = " +
+                                           std::to_string(rc.intc.lines) + ")");
+  const smmu::TranslatorConfig& t = c.translation;
   if (t.tlb.entries % t.tlb.ways != 0)
     throw ConfigError(p + "/tlb/ways", "entries (" + std::to_string(t.tlb.entries) + ") must be a multiple of ways");
-  const std::string repl = j["tlb"]["replacement"];
-  t.tlb.replacement = repl == "lru" ? smmu::ReplacementPolicy::kLru
-                      : repl == "fifo" ? smmu::ReplacementPolicy::kFifo : smmu::ReplacementPolicy::kRandom;
-  t.tlb.seed = rc.seed;
-  t.micro_tlb_entries = u(j["micro_tlb"]["entries"]);
-  t.micro_tlb_lookup_ns = j["micro_tlb"]["lookup_ns"];
-  t.config_cache.ste_entries = u(j["config_cache"]["ste_entries"]);
-  t.config_cache.cd_entries = u(j["config_cache"]["cd_entries"]);
-  t.walk_cache.entries = u(j["walk_cache"]["entries"]);
-  t.walk_cache.ways = u(j["walk_cache"]["ways"]);
   if (t.walk_cache.entries % t.walk_cache.ways != 0)
     throw ConfigError(p + "/walk_cache/ways", "entries must be a multiple of ways");
 }
@@ -352,43 +175,29 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
   rc.seed = sc["seed"];
 
   const json& cpu = pl["cpu"];
-  rc.cpu.count = u(cpu["count"]);
-  rc.cpu.frequency_mhz = cpu["frequency_mhz"];
-  rc.cpu.quantum_ns = cpu["quantum_ns"];
-  rc.cpu.shared_load_cycles = cpu["shared_load_cycles"];
-  rc.cpu.atomic_cycles = cpu["atomic_cycles"];
-  rc.cpu.cacheline_transfer_ns = cpu["cacheline_transfer_ns"];
-  rc.cpu.dmb_cycles = cpu["dmb_cycles"];
-  rc.cpu.dsb_cycles = cpu["dsb_cycles"];
-  rc.cpu.isb_cycles = cpu["isb_cycles"];
-  rc.cpu.cpu_relax_cycles = cpu["cpu_relax_cycles"];
-  rc.cpu.event_stream_ns = cpu["event_stream_ns"];
-  rc.cpu.stack_kib = cpu["stack_kib"];
+  cpu_params().read(cpu, rc.cpu);
   // User entries extend the default cost table rather than replace it.
   const json defaults = default_costs();
   for (auto it = defaults.begin(); it != defaults.end(); ++it) rc.costs[it.key()] = it.value().get<uint64_t>();
   for (auto it = cpu["costs"].begin(); it != cpu["costs"].end(); ++it) rc.costs[it.key()] = it.value().get<uint64_t>();
   rc.resolved["platform"]["cpu"]["costs"] = rc.costs;
 
-  const json& dram = pl["dram"];
-  rc.dram_base = dram["base"];
-  rc.dram.size = dram["size"];
-  rc.dram.read_latency_ns = dram["read_latency_ns"];
-  rc.dram.write_latency_ns = dram["write_latency_ns"];
-  rc.dram.bandwidth_gbps = dram["bandwidth_gbps"];
-  rc.dma_region_offset = dram["dma_region"]["offset"];
-  rc.dma_region_size = dram["dma_region"]["size"];
-  if (rc.dma_region_offset >= rc.dram.size || rc.dma_region_size > rc.dram.size - rc.dma_region_offset)
+  dram_params().read(pl["dram"], rc.dram);
+  const DmaRegion& region = rc.dram.dma_region;
+  if (region.offset >= rc.dram.size || region.size > rc.dram.size - region.offset)
     throw ConfigError("/platform/dram/dma_region", "must lie inside DRAM (offset + size <= dram.size)");
-  if (rc.dram_base + (rc.dram.size - 1) < rc.dram_base)
+  if (rc.dram.base + (rc.dram.size - 1) < rc.dram.base)
     throw ConfigError("/platform/dram/size", "DRAM wraps past the top of the address space");
 
-  rc.interconnect_latency_ns = pl["interconnect"]["latency_ns"];
-  rc.intc_base = pl["intc"]["base"];
-  rc.intc_lines = u(pl["intc"]["lines"]);
-  rc.intc_reg_latency_ns = pl["intc"]["reg_latency_ns"];
+  interconnect_params().read(pl["interconnect"], rc.interconnect);
+  intc_params().read(pl["intc"], rc.intc);
 
-  if (pl.contains("smmu")) parse_smmu(pl["smmu"], rc);
+  if (pl.contains("smmu")) {
+    rc.has_smmu = true;
+    smmu_params().read(pl["smmu"], rc.smmu);
+    check_smmu(rc);
+    rc.smmu.translation.tlb.seed = rc.seed;
+  }
 
   for (auto it = pl["devices"].begin(); it != pl["devices"].end(); ++it) {
     const json& d = it.value();
@@ -403,9 +212,9 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
       throw ConfigError(path, "name is reserved for a platform component");
     dc.params = d;
     find_device_type(dc.type)->layout(dc);  // validation accepted only registered types
-    if (dc.irq + dc.irq_lines > rc.intc_lines)
+    if (dc.irq + dc.irq_lines > rc.intc.lines)
       throw ConfigError(path + "/irq", "lines " + std::to_string(dc.irq) + ".." + std::to_string(dc.irq + dc.irq_lines - 1) +
-                                           " do not exist (intc.lines = " + std::to_string(rc.intc_lines) + ")");
+                                           " do not exist (intc.lines = " + std::to_string(rc.intc.lines) + ")");
     rc.devices.push_back(dc);
   }
   check_address_map(rc);

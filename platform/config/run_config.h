@@ -13,8 +13,10 @@
 
 #include "config/schema.h"
 #include "cpu/cpu_cluster.h"
+#include "cpu/interrupt_controller.h"
 #include "devices/device_type.h"
 #include "memory/dram_core.h"
+#include "memory/router.h"
 #include "smmu/smmu.h"
 
 struct hal_app;
@@ -34,17 +36,12 @@ struct RunConfig {
   // platform
   CpuConfig cpu;
   std::map<std::string, uint64_t> costs;  // cost class -> cycles
-  uint64_t dram_base = 0;
   DramConfig dram;
-  uint64_t dma_region_offset = 0, dma_region_size = 0;  // within DRAM
-  double interconnect_latency_ns = 0;
-  uint64_t intc_base = 0;
-  unsigned intc_lines = 0;
-  double intc_reg_latency_ns = 0;
+  InterconnectConfig interconnect;
+  IntcConfig intc;
   std::vector<DeviceConfig> devices;
   // The SMMU between every device's master port and the router, if present.
   bool has_smmu = false;
-  uint64_t smmu_base = 0;
   smmu::SmmuConfig smmu;
   // scenario
   std::string name, description;

@@ -189,11 +189,11 @@ struct hal_region hal_dram(void) {
 struct hal_region hal_smmu(void) {
   smmu_vp::Platform& p = ctx().platform();
   if (!p.smmu()) return {0, 0};
-  return {p.config().smmu_base, p.smmu()->register_space_size()};
+  return {p.config().smmu.base, p.smmu()->register_space_size()};
 }
 
 phys_addr_t hal_msi_doorbell(void) {
-  return ctx().platform().config().intc_base + smmu_vp::InterruptController::kRegSetSpi;
+  return ctx().platform().config().intc.base + smmu_vp::InterruptController::kRegSetSpi;
 }
 
 unsigned hal_device_count(void) { return static_cast<unsigned>(ctx().devices().size()); }

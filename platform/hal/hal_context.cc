@@ -22,9 +22,9 @@ uint64_t splitmix64(uint64_t& x) {
 HalContext::HalContext(Platform& p)
     : platform_(p),
       apps_(p.config().cpu.count),
-      dma_alloc_(p.config().dram_base + p.config().dma_region_offset, p.config().dma_region_size),
+      dma_alloc_(p.config().dram.base + p.config().dram.dma_region.offset, p.config().dram.dma_region.size),
       dram_host_(nullptr),
-      dram_base_(p.config().dram_base),
+      dram_base_(p.config().dram.base),
       dram_size_(p.config().dram.size) {
   const auto& cfg = p.config();
   for (const auto& a : cfg.apps)

@@ -368,15 +368,15 @@ TEST(RunConfig, DefaultsFillRunConfig) {
   EXPECT_EQ(rc.cpu.quantum_ns, cpu.quantum_ns);
   EXPECT_EQ(rc.cpu.atomic_cycles, cpu.atomic_cycles);
   EXPECT_EQ(rc.cpu.stack_kib, cpu.stack_kib);
-  EXPECT_EQ(rc.dram_base, 0x80000000u);
+  EXPECT_EQ(rc.dram.base, 0x80000000u);
   EXPECT_EQ(rc.dram.size, DramConfig{}.size);
   EXPECT_EQ(rc.dram.read_latency_ns, DramConfig{}.read_latency_ns);
-  EXPECT_EQ(rc.dma_region_offset, 0x10000000u);
-  EXPECT_EQ(rc.dma_region_size, 0x10000000u);
-  EXPECT_EQ(rc.intc_base, 0x08000000u);
-  EXPECT_EQ(rc.intc_lines, 256u);
-  EXPECT_EQ(rc.intc_reg_latency_ns, 10.0);
-  EXPECT_EQ(rc.interconnect_latency_ns, 2.0);
+  EXPECT_EQ(rc.dram.dma_region.offset, 0x10000000u);
+  EXPECT_EQ(rc.dram.dma_region.size, 0x10000000u);
+  EXPECT_EQ(rc.intc.base, 0x08000000u);
+  EXPECT_EQ(rc.intc.lines, 256u);
+  EXPECT_EQ(rc.intc.reg_latency_ns, 10.0);
+  EXPECT_EQ(rc.interconnect.latency_ns, 2.0);
   EXPECT_EQ(rc.max_time_ps, 1000000000000u);  // 1e6 us
   EXPECT_EQ(rc.seed, 1u);
   EXPECT_EQ(rc.name, "unnamed");
@@ -414,11 +414,11 @@ TEST(RunConfig, AddressStringsParsed) {
       "base": "0x80000000", "size": "1GiB",
       "dma_region": {"offset": "64KiB", "size": "256MiB"}},
       "intc": {"base": 134217728}}})"));
-  EXPECT_EQ(rc.dram_base, 0x80000000u);
+  EXPECT_EQ(rc.dram.base, 0x80000000u);
   EXPECT_EQ(rc.dram.size, 1ull << 30);
-  EXPECT_EQ(rc.dma_region_offset, 64u * 1024);
-  EXPECT_EQ(rc.dma_region_size, 256u << 20);
-  EXPECT_EQ(rc.intc_base, 0x08000000u);
+  EXPECT_EQ(rc.dram.dma_region.offset, 64u * 1024);
+  EXPECT_EQ(rc.dram.dma_region.size, 256u << 20);
+  EXPECT_EQ(rc.intc.base, 0x08000000u);
   EXPECT_TRUE(rc.resolved["platform"]["dram"]["size"].is_number_unsigned());
 }
 
@@ -469,7 +469,7 @@ TEST(Overrides, NestedPathsAndTypes) {
   EXPECT_EQ(rc.dram.read_latency_ns, 100.0);
   EXPECT_EQ(rc.name, "hello world");  // not JSON: taken as a string
   EXPECT_EQ(rc.seed, 42u);
-  EXPECT_EQ(rc.dram_base, 0x40000000u);  // the string form of an address
+  EXPECT_EQ(rc.dram.base, 0x40000000u);  // the string form of an address
   EXPECT_EQ(rc.costs.at("walk"), 7u);
   EXPECT_EQ(rc.costs.at("cache_miss"), 200u);
 }
@@ -553,9 +553,9 @@ TEST(ShippedConfig, DmaCopyScenarioLoads) {
   const RunConfig rc = load_run_config(SMMU_VP_SOURCE_DIR "/platform/scenarios/dma_copy.json", {}, builtin_apps());
   EXPECT_EQ(rc.name, "dma_copy");
   EXPECT_EQ(rc.cpu.count, 4u);
-  EXPECT_EQ(rc.dram_base, 0x80000000u);
+  EXPECT_EQ(rc.dram.base, 0x80000000u);
   EXPECT_EQ(rc.dram.size, 1ull << 30);
-  EXPECT_EQ(rc.dma_region_offset, 256u << 20);
+  EXPECT_EQ(rc.dram.dma_region.offset, 256u << 20);
   ASSERT_EQ(rc.devices.size(), 2u);
   EXPECT_EQ(rc.devices[0].name, "dma0");
   EXPECT_EQ(rc.devices[0].stream_id, 16u);
@@ -603,7 +603,7 @@ TEST(RunConfigSmmu, AbsentByDefaultPresentWhenGiven) {
   EXPECT_FALSE(build(base_doc()).has_smmu);
   const RunConfig rc = build(patched(kWithSmmu));
   ASSERT_TRUE(rc.has_smmu);
-  EXPECT_EQ(rc.smmu_base, 0x0900'0000u);
+  EXPECT_EQ(rc.smmu.base, 0x0900'0000u);
   EXPECT_EQ(rc.smmu.features.name, "v3.3");  // the default profile
   EXPECT_EQ(rc.smmu.eventq_irq, 64u);
   EXPECT_EQ(rc.smmu.translation.tlb.entries, 256u);
@@ -620,6 +620,75 @@ TEST(RunConfigSmmu, ProfileAndFeatureSwitches) {
   EXPECT_EQ(rc.smmu.features.sidsize, 8u);
   EXPECT_FALSE(rc.smmu.features.msi);  // untouched: the profile's
   EXPECT_EQ(rc.smmu.translation.tlb.replacement, smmu::ReplacementPolicy::kFifo);
+}
+
+// platform.smmu's JSON is shaped unlike SmmuConfig (translator members at the
+// smmu level, micro_tlb an object of TranslatorConfig's own members): each
+// value lands in its member.
+TEST(RunConfigSmmu, EveryParameterLandsInItsMember) {
+  const RunConfig rc = build(patched(R"({"platform": {"smmu": {"base": "0x09000000", "eventq_irq": 64,
+      "gerror_irq": 65, "sync_irq": 66, "reg_latency_ns": 11, "bypass_latency_ns": 3, "stale_check": true,
+      "tlb_lookup_ns": 4, "config_lookup_ns": 5, "walk_step_ns": 6, "translation_slots": 7, "walker_slots": 8,
+      "cmdq": {"fetch_batch": 2, "decode_ns": 1.5, "cfgi_ns": 21, "tlbi_ns": 41, "tlbi_per_entry_ns": 0.25,
+               "tlbi_range_ns": 61, "sync_ns": 11, "prefetch_ns": 6, "other_ns": 12, "lanes": 3},
+      "tlb": {"entries": 64, "ways": 8, "replacement": "random"},
+      "config_cache": {"ste_entries": 9, "cd_entries": 10},
+      "micro_tlb": {"entries": 12, "lookup_ns": 0.75},
+      "walk_cache": {"entries": 32, "ways": 2}}},
+      "scenario": {"seed": 9}})"));
+  const smmu::SmmuConfig& c = rc.smmu;
+  EXPECT_EQ(c.base, 0x0900'0000u);
+  EXPECT_EQ(c.eventq_irq, 64u);
+  EXPECT_EQ(c.gerror_irq, 65u);
+  EXPECT_EQ(c.sync_irq, 66u);
+  EXPECT_EQ(c.reg_latency_ns, 11.0);
+  EXPECT_EQ(c.bypass_latency_ns, 3.0);
+  EXPECT_TRUE(c.stale_check);
+  EXPECT_EQ(c.cmdq.fetch_batch, 2u);
+  EXPECT_EQ(c.cmdq.decode_ns, 1.5);
+  EXPECT_EQ(c.cmdq.cfgi_ns, 21.0);
+  EXPECT_EQ(c.cmdq.tlbi_ns, 41.0);
+  EXPECT_EQ(c.cmdq.tlbi_per_entry_ns, 0.25);
+  EXPECT_EQ(c.cmdq.tlbi_range_ns, 61.0);
+  EXPECT_EQ(c.cmdq.sync_ns, 11.0);
+  EXPECT_EQ(c.cmdq.prefetch_ns, 6.0);
+  EXPECT_EQ(c.cmdq.other_ns, 12.0);
+  EXPECT_EQ(c.cmdq.lanes, 3u);
+  const smmu::TranslatorConfig& t = c.translation;
+  EXPECT_EQ(t.tlb_lookup_ns, 4.0);
+  EXPECT_EQ(t.config_lookup_ns, 5.0);
+  EXPECT_EQ(t.walk.step_ns, 6.0);
+  EXPECT_EQ(t.translation_slots, 7u);
+  EXPECT_EQ(t.walker_slots, 8u);
+  EXPECT_EQ(t.tlb.entries, 64u);
+  EXPECT_EQ(t.tlb.ways, 8u);
+  EXPECT_EQ(t.tlb.replacement, smmu::ReplacementPolicy::kRandom);
+  EXPECT_EQ(t.tlb.seed, 9u);  // scenario.seed
+  EXPECT_EQ(t.config_cache.ste_entries, 9u);
+  EXPECT_EQ(t.config_cache.cd_entries, 10u);
+  EXPECT_EQ(t.micro_tlb_entries, 12u);
+  EXPECT_EQ(t.micro_tlb_lookup_ns, 0.75);
+  EXPECT_EQ(t.walk_cache.entries, 32u);
+  EXPECT_EQ(t.walk_cache.ways, 2u);
+}
+
+// Absent SMMU parameters take SmmuConfig's defaults (the profile's features).
+TEST(RunConfigSmmu, DefaultsAreTheStructs) {
+  const RunConfig rc = build(patched(kWithSmmu));
+  const smmu::SmmuConfig d;
+  const smmu::SmmuConfig& c = rc.smmu;
+  EXPECT_EQ(c.features.name, d.features.name);
+  EXPECT_EQ(c.features.sidsize, d.features.sidsize);
+  EXPECT_EQ(c.reg_latency_ns, d.reg_latency_ns);
+  EXPECT_EQ(c.cmdq.tlbi_ns, d.cmdq.tlbi_ns);
+  EXPECT_EQ(c.cmdq.lanes, d.cmdq.lanes);
+  EXPECT_EQ(c.translation.walk.step_ns, d.translation.walk.step_ns);
+  EXPECT_EQ(c.translation.tlb.ways, d.translation.tlb.ways);
+  EXPECT_EQ(c.translation.tlb.replacement, d.translation.tlb.replacement);
+  EXPECT_EQ(c.translation.micro_tlb_lookup_ns, d.translation.micro_tlb_lookup_ns);
+  EXPECT_EQ(c.translation.config_cache.cd_entries, d.translation.config_cache.cd_entries);
+  EXPECT_EQ(c.translation.walk_cache.entries, d.translation.walk_cache.entries);
+  EXPECT_EQ(rc.resolved["platform"]["smmu"]["profile"], d.features.name);
 }
 
 TEST(RunConfigSmmu, Errors) {

@@ -1,0 +1,192 @@
+#include "config/platform_params.h"
+
+namespace smmu_vp::config {
+
+const ParamTable<CpuConfig>& cpu_params() {
+  static const ParamTable<CpuConfig> t = [] {
+    ParamTable<CpuConfig> p;
+    using C = CpuConfig;
+    p.add("count", &C::count, 1, 64, "cores", "Number of CPU cores.");
+    p.add("frequency_mhz", &C::frequency_mhz, 1, 10000, "MHz", "Core clock; hal_cycles() and the cost table count cycles of it.");
+    p.add("quantum_ns", &C::quantum_ns, 1, 1e6, "ns", "Temporal-decoupling quantum: how far a core may run ahead of the others before it synchronises.");
+    p.add("shared_load_cycles", &C::shared_load_cycles, 0, 1e6, "cycles", "hal_load*() of a cache line this core holds.");
+    p.add("atomic_cycles", &C::atomic_cycles, 0, 1e6, "cycles", "Atomic read-modify-write or hal_store*() on a line this core owns.");
+    p.add("cacheline_transfer_ns", &C::cacheline_transfer_ns, 0, 1e6, "ns", "Extra cost when the line of an atomic or shared load is held by another core.");
+    p.add("dmb_cycles", &C::dmb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_DMB.");
+    p.add("dsb_cycles", &C::dsb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_DSB.");
+    p.add("isb_cycles", &C::isb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_ISB.");
+    p.add("cpu_relax_cycles", &C::cpu_relax_cycles, 0, 1e6, "cycles", "hal_cpu_relax() in spin loops.");
+    p.add("event_stream_ns", &C::event_stream_ns, 0, 1e12, "ns", "Period of the event stream that wakes WFE (Linux uses 100 us); 0 disables it.");
+    p.add("stack_kib", &C::stack_kib, 64, 1 << 20, "KiB", "Host stack of each core's thread (sw/ code runs on it).");
+    return p;
+  }();
+  return t;
+}
+
+const ParamTable<DramConfig>& dram_params() {
+  static const ParamTable<DramConfig> t = [] {
+    ParamTable<DramConfig> p;
+    using C = DramConfig;
+    ParamTable<DmaRegion> region;
+    region.address("offset", &DmaRegion::offset, "bytes", "Start of the region hal_dma_alloc() serves, from the DRAM base.");
+    region.address("size", &DmaRegion::size, 4096, 1ull << 44, "bytes", "Size of that region.");
+    p.address("base", &C::base, "address", "Physical base of DRAM.");
+    p.address("size", &C::size, 4096, 1ull << 44, "bytes", "DRAM size (host memory is used only for pages the run touches).");
+    p.add("read_latency_ns", &C::read_latency_ns, 0, 1e6, "ns", "Read latency once the data bus is granted.");
+    p.add("write_latency_ns", &C::write_latency_ns, 0, 1e6, "ns", "Write acknowledgement latency once the data bus is granted.");
+    p.add("bandwidth_gbps", &C::bandwidth_gbps, 0.001, 1e5, "GB/s", "Data bus bandwidth (bytes per ns); transfers queue behind each other for it.");
+    p.group("dma_region", &C::dma_region, region, "");
+    return p;
+  }();
+  return t;
+}
+
+const ParamTable<InterconnectConfig>& interconnect_params() {
+  static const ParamTable<InterconnectConfig> t = [] {
+    ParamTable<InterconnectConfig> p;
+    p.add("latency_ns", &InterconnectConfig::latency_ns, 0, 1e6, "ns", "Latency of one pass through the address router.");
+    return p;
+  }();
+  return t;
+}
+
+const ParamTable<IntcConfig>& intc_params() {
+  static const ParamTable<IntcConfig> t = [] {
+    ParamTable<IntcConfig> p;
+    using C = IntcConfig;
+    p.address("base", &C::base, "address", "Physical base of the interrupt controller (MSI doorbell at +0x40).");
+    p.add("lines", &C::lines, 1, 1024, "", "Number of interrupt lines.");
+    p.add("reg_latency_ns", &C::reg_latency_ns, 0, 1e6, "ns", "Register access latency.");
+    return p;
+  }();
+  return t;
+}
+
+namespace {
+
+using namespace smmu;
+
+// Feature switches a configuration may change on top of its profile, each
+// with the SmmuFeatures member it sets (ID register fields, IHI 0070 6.3).
+struct BoolFeature {
+  const char* name;
+  bool SmmuFeatures::*member;
+  const char* help;
+};
+struct UintFeature {
+  const char* name;
+  unsigned SmmuFeatures::*member;
+  unsigned min, max;
+  const char* help;
+};
+const std::vector<BoolFeature>& bool_features() {
+  static const std::vector<BoolFeature> v = {
+      {"stage1", &SmmuFeatures::stage1, "IDR0.S1P: stage 1 translation."},
+      {"stage2", &SmmuFeatures::stage2, "IDR0.S2P: stage 2 translation."},
+      {"two_level_strtab", &SmmuFeatures::two_level_strtab, "IDR0.ST_LEVEL: two-level stream tables."},
+      {"two_level_cd", &SmmuFeatures::two_level_cd, "IDR0.CD2L: two-level CD tables."},
+      {"msi", &SmmuFeatures::msi, "IDR0.MSI: message-signalled interrupts."},
+      {"sev", &SmmuFeatures::sev, "IDR0.SEV: WFE wake-up events."},
+      {"cohacc", &SmmuFeatures::cohacc, "IDR0.COHACC: coherent table and queue accesses."},
+      {"ecmdq", &SmmuFeatures::ecmdq, "IDR1.ECMDQ: enhanced command queues (needs MSI, COHACC, v3.3)."},
+      {"ril", &SmmuFeatures::ril, "IDR3.RIL: range invalidation."},
+      {"gran4k", &SmmuFeatures::gran4k, "IDR5.GRAN4K."},
+      {"gran16k", &SmmuFeatures::gran16k, "IDR5.GRAN16K."},
+      {"gran64k", &SmmuFeatures::gran64k, "IDR5.GRAN64K."},
+  };
+  return v;
+}
+const std::vector<UintFeature>& uint_features() {
+  static const std::vector<UintFeature> v = {
+      {"sidsize", &SmmuFeatures::sidsize, 0, 32, "IDR1.SIDSIZE: StreamID bits."},
+      {"ssidsize", &SmmuFeatures::ssidsize, 0, 20, "IDR1.SSIDSIZE: SubstreamID bits."},
+      {"cmdqs", &SmmuFeatures::cmdqs, 0, 19, "IDR1.CMDQS: log2 of the largest command queue."},
+      {"eventqs", &SmmuFeatures::eventqs, 0, 19, "IDR1.EVENTQS: log2 of the largest event queue."},
+      {"oas_bits", &SmmuFeatures::oas_bits, 32, 52, "IDR5.OAS in bits (32, 36, 40, 42, 44, 48 or 52)."},
+      {"ecmdq_log2_pages", &SmmuFeatures::ecmdq_log2_pages, 0, 8, "IDR6.CMDQ_CONTROL_PAGE_LOG2NUMP: log2 of the command queue control pages."},
+      {"ecmdq_log2_queues", &SmmuFeatures::ecmdq_log2_queues, 0, 8, "IDR6.CMDQ_CONTROL_PAGE_LOG2NUMQ: log2 of the ECMDQs per control page."},
+  };
+  return v;
+}
+
+NodePtr feature_overrides_schema() {
+  std::vector<std::pair<std::string, NodePtr>> fields;
+  for (const auto& f : bool_features()) fields.emplace_back(f.name, optional(leaf(Type::kBool, json(), "", f.help)));
+  for (const auto& f : uint_features())
+    fields.emplace_back(f.name, optional(ranged(Type::kUint, json(), f.min, f.max, "", f.help)));
+  return object(fields, "Changes to the profile; absent ones keep the profile's value.");
+}
+
+void apply_feature_overrides(const json& f, SmmuFeatures& features) {
+  for (const auto& b : bool_features())
+    if (f.contains(b.name)) features.*b.member = f.at(b.name).get<bool>();
+  for (const auto& n : uint_features())
+    if (f.contains(n.name)) features.*n.member = static_cast<unsigned>(f.at(n.name).get<uint64_t>());
+}
+
+}  // namespace
+
+const ParamTable<SmmuConfig>& smmu_params() {
+  static const ParamTable<SmmuConfig> t = [] {
+    ParamTable<SmmuConfig> p;
+    using C = SmmuConfig;
+    using T = TranslatorConfig;
+    ParamTable<CommandQueueTiming> cmdq;
+    {
+      using Q = CommandQueueTiming;
+      cmdq.add("fetch_batch", &Q::fetch_batch, 1, 1 << 19, "commands", "Commands fetched by one memory read.");
+      cmdq.add("decode_ns", &Q::decode_ns, 0, 1e6, "ns", "Per command, before it goes to a lane.");
+      cmdq.add("cfgi_ns", &Q::cfgi_ns, 0, 1e6, "ns", "CFGI_* execution.");
+      cmdq.add("tlbi_ns", &Q::tlbi_ns, 0, 1e6, "ns", "TLBI_* execution (the broadcast to TBUs).");
+      cmdq.add("tlbi_per_entry_ns", &Q::tlbi_per_entry_ns, 0, 1e6, "ns", "Added per TLB entry a TLBI removes (0: fixed cost; else a scan).");
+      cmdq.add("tlbi_range_ns", &Q::tlbi_range_ns, 0, 1e6, "ns", "A range TLBI (TG != 0), whatever the range.");
+      cmdq.add("sync_ns", &Q::sync_ns, 0, 1e6, "ns", "CMD_SYNC, after the commands and translations it waits for.");
+      cmdq.add("prefetch_ns", &Q::prefetch_ns, 0, 1e6, "ns", "PREFETCH_* execution.");
+      cmdq.add("other_ns", &Q::other_ns, 0, 1e6, "ns", "ATC_INV and other commands.");
+      cmdq.add("lanes", &Q::lanes, 1, 64, "", "Commands executing at once.");
+    }
+    ParamTable<TlbConfig> tlb;
+    tlb.add("entries", &TlbConfig::entries, 1, 1 << 20, "entries", "TLB capacity.");
+    tlb.add("ways", &TlbConfig::ways, 1, 1 << 20, "ways", "Associativity; entries must be a multiple of it (ways = entries: fully associative).");
+    tlb.choice("replacement", &TlbConfig::replacement,
+               {{"lru", ReplacementPolicy::kLru}, {"fifo", ReplacementPolicy::kFifo}, {"random", ReplacementPolicy::kRandom}},
+               "Replacement policy (random is seeded by scenario.seed).");
+    ParamTable<ConfigCacheConfig> config_cache;
+    config_cache.add("ste_entries", &ConfigCacheConfig::ste_entries, 0, 1 << 20, "entries", "Cached STEs (0: none).");
+    config_cache.add("cd_entries", &ConfigCacheConfig::cd_entries, 0, 1 << 20, "entries", "Cached CDs (0: none).");
+    // A JSON object of its own, members of TranslatorConfig itself.
+    ParamTable<T> micro_tlb;
+    micro_tlb.add("entries", &T::micro_tlb_entries, 0, 4096, "entries", "Fully associative micro-TLB per master port, looked up before the main TLB (0: none).");
+    micro_tlb.add("lookup_ns", &T::micro_tlb_lookup_ns, 0, 1e6, "ns", "Micro-TLB lookup, hit or miss.");
+    ParamTable<WalkCacheConfig> walk_cache;
+    walk_cache.add("entries", &WalkCacheConfig::entries, 1, 1 << 20, "entries", "Cached intermediate table addresses.");
+    walk_cache.add("ways", &WalkCacheConfig::ways, 1, 1 << 20, "ways", "Associativity; entries must be a multiple of it.");
+
+    p.address("base", &C::base, "address", "Physical base of the register pages (page 0; page 1 follows at +64 KiB).").required();
+    p.custom("profile", choice(C{}.features.name, profile_names(), "Feature profile: which SMMUv3 the ID registers describe (docs/smmu.md)."),
+             [](const json& v, C& c) { c.features = *profile_by_name(v.get<std::string>()); });
+    p.custom("features", feature_overrides_schema(), [](const json& v, C& c) { apply_feature_overrides(v, c.features); });
+    p.add("eventq_irq", &C::eventq_irq, 0, 1023, "line", "Wired interrupt of the event queue (used when no MSI is configured).").required();
+    p.add("gerror_irq", &C::gerror_irq, 0, 1023, "line", "Wired interrupt of global errors (used when no MSI is configured).").required();
+    p.add("sync_irq", &C::sync_irq, 0, 1023, "line", "Wired interrupt of CMD_SYNC with CS = SIG_IRQ on an SMMU without MSIs.").required();
+    p.group("cmdq", &C::cmdq, cmdq, "Command queue consumer timing (docs/smmu.md).");
+    p.add("reg_latency_ns", &C::reg_latency_ns, 0, 1e6, "ns", "Register access latency.");
+    p.add("bypass_latency_ns", &C::bypass_latency_ns, 0, 1e6, "ns", "Added to a transaction passed through with SMMUEN = 0.");
+    // The translator's parameters, at the same level in the JSON.
+    auto tr = p.within(&C::translation);
+    tr.add("tlb_lookup_ns", &T::tlb_lookup_ns, 0, 1e6, "ns", "TLB lookup, hit or miss.");
+    tr.add("config_lookup_ns", &T::config_lookup_ns, 0, 1e6, "ns", "Config cache (STE or CD) lookup, hit or miss.");
+    tr.within(&T::walk).add("walk_step_ns", &WalkTiming::step_ns, 0, 1e6, "ns", "Walker work per descriptor, after its read completes.");
+    tr.add("translation_slots", &T::translation_slots, 1, 4096, "", "Translations in progress at once; more queue.");
+    tr.add("walker_slots", &T::walker_slots, 1, 1024, "", "Table walks in progress at once; more queue.");
+    tr.group("tlb", &T::tlb, tlb, "");
+    tr.group("config_cache", &T::config_cache, config_cache, "");
+    tr.group("micro_tlb", micro_tlb, "");
+    p.add("stale_check", &C::stale_check, "Debug: check every TLB hit against the page tables in memory and count stale hits (smmu.stale_check.*), to measure the window of lazy invalidation. Costs host time, not simulated time.");
+    tr.group("walk_cache", &T::walk_cache, walk_cache, "");
+    return p;
+  }();
+  return t;
+}
+
+}  // namespace smmu_vp::config
