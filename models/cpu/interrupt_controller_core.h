@@ -44,6 +44,7 @@ class InterruptControllerCore {
   unsigned cpus_;
   std::vector<std::vector<Ps>> edges_;  // per line, pending edge times, sorted
   std::vector<unsigned> target_;
+  std::vector<uint64_t> pending_;  // per cpu, edges pending on the lines it is the target of
   uint64_t raised_ = 0;
   uint64_t coalesced_ = 0;
 };
