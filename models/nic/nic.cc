@@ -295,8 +295,15 @@ bool Nic::send_one(unsigned q) {
   complete_descriptor(q, r, cache, d.len, NIC_DESC_DD, wire_tx_free_, wire_tx_free_);
   core_.count(NicStat::kTxPackets);
   core_.count(NicStat::kTxBytes, d.len);
-  // Keep one frame on the wire while the next is read.
-  if (on_wire > now_ps()) sc_core::wait(ps_to_sc(on_wire - now_ps()));
+  // Read ahead of the wire: up to tx_frames_ahead frames between their read
+  // and the start of their transmission (the TX FIFO), so that translation
+  // and memory latency hide behind the frames before them.
+  tx_on_wire_.push_back(on_wire);
+  while (tx_on_wire_.size() >= cfg_.tx_frames_ahead) {
+    const Ps t = tx_on_wire_.front();
+    tx_on_wire_.pop_front();
+    if (t > now_ps()) sc_core::wait(ps_to_sc(t - now_ps()));
+  }
   return true;
 }
 

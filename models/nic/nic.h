@@ -48,6 +48,7 @@ struct NicConfig {
   unsigned outstanding_reads = 16;    // descriptor and TX payload reads in flight
   unsigned outstanding_writes = 32;   // RX payload writes in flight
   uint32_t rx_fifo_bytes = 256 * 1024;
+  unsigned tx_frames_ahead = 8;       // TX frames read before the wire takes them
   double per_packet_ns = 5.0;         // engine time per frame (parsing, RSS, descriptor logic)
   double pcie_gbps = 252.0;           // host link, each direction
   double reg_latency_ns = 100.0;      // register access
@@ -121,6 +122,7 @@ class Nic : public sc_core::sc_module {
   std::vector<Ps> write_slots_, read_slots_;
   Ps up_free_ = 0, down_free_ = 0;  // host link, device-to-host and host-to-device
   Ps wire_tx_free_ = 0;
+  std::deque<Ps> tx_on_wire_;  // wire start of the frames read ahead
   unsigned tx_next_queue_ = 0;
   Ps rx_first_ = 0, rx_last_ = 0, tx_first_ = 0, tx_last_ = 0;
 

@@ -26,6 +26,7 @@ const config::ParamTable<NicConfig>& nic_params() {
     p.add("outstanding_reads", &C::outstanding_reads, 1, 1024, "transactions", "Descriptor and TX payload reads in flight.");
     p.add("outstanding_writes", &C::outstanding_writes, 1, 1024, "transactions", "RX payload writes in flight; when they are slow to complete, the RX FIFO fills.");
     p.add("rx_fifo_bytes", &C::rx_fifo_bytes, 2048, 1 << 30, "bytes", "On-chip RX FIFO between the wire and DMA; a frame that does not fit is dropped (rx_fifo_overflow).");
+    p.add("tx_frames_ahead", &C::tx_frames_ahead, 1, 256, "frames", "TX frames read from memory ahead of the wire (the TX FIFO); 1 reads each frame only when the previous one starts on the wire.");
     p.add("per_packet_ns", &C::per_packet_ns, 0, 1e6, "ns", "Engine time per frame (parsing, RSS hash, descriptor logic), in each direction.");
     p.add("pcie_gbps", &C::pcie_gbps, 0.001, 10000, "Gbit/s", "Host link bandwidth in each direction (PCIe Gen4 x16 carries about 252 Gbit/s of payload).");
     p.add("reg_latency_ns", &C::reg_latency_ns, 0, 1e6, "ns", "Register access latency (a PCIe round trip for reads).");
