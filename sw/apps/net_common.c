@@ -38,7 +38,8 @@ static bool params_valid(const char *app) {
     const char *name;
     uint64_t max;
   } limits[] = {{"unmap", 2}, {"cmdq", 2}, {"sync", 2}, {"tlbi", 1}, {"elide", 1}, {"gather_when_queued", 1},
-                {"iova_cache", 1}, {"rcache", 1}, {"buffers", 1}, {"msi", 1}, {"nic", 9}};
+                {"iova_cache", 1}, {"rcache", 1}, {"buffers", 1}, {"msi", 1}, {"nic", 9},
+                {"dma32_first", 1}, {"live_iovas", 1u << 20}};
   for (unsigned i = 0; i < sizeof limits / sizeof limits[0]; i++) {
     if (hal_param(limits[i].name) > limits[i].max) {
       hal_log(HAL_LOG_ERROR, "%s: parameter %s = %llu is out of range (0..%llu)", app, limits[i].name,
@@ -87,11 +88,21 @@ static int attach_stream(const char *app, uint32_t sid, struct dma_dev **out) {
   pol.gather_when_queued = hal_param("gather_when_queued") != 0;
   pol.iova.cache = (enum iova_cache_policy)hal_param("iova_cache");
   pol.iova.rcache = hal_param("rcache") != 0;
+  pol.skip_32bit_first = hal_param("dma32_first") == 0;
   if (iommu_domain_init(&domain, &smmu, 1, 4096, &dp) != 0 || iommu_dma_cookie_init(&cookie, &domain, &pol) != 0 ||
       dma_dev_init(&nic_dma, &cookie, sid, DMA_BIT_MASK(48), NULL) != 0) {
     hal_log(HAL_LOG_ERROR, "%s: cannot set up the NIC's DMA domain", app);
     return -1;
   }
+  /* Live IOVAs, one tree node each, just below the top of the space where
+   * 64-bit allocations start their search. */
+  const uint64_t live = hal_param("live_iovas");
+  const uint64_t top_pfn = (DMA_BIT_MASK(48) >> 12) - 1;
+  for (uint64_t i = 0; i < live; i++)
+    if (!reserve_iova(&cookie.iovad, top_pfn - i, top_pfn - i)) {
+      hal_log(HAL_LOG_ERROR, "%s: cannot hold %llu live IOVAs", app, (unsigned long long)live);
+      return -1;
+    }
   translated = true;
   *out = &nic_dma;
   return 0;

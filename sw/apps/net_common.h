@@ -36,7 +36,9 @@
       {"coal_frames", 64, "Interrupt moderation: completions per interrupt (ethtool rx-frames; 0 off)."},         \
       {"coal_usecs", 8, "Interrupt moderation: us after the first completion (ethtool rx-usecs; 0 off)."},        \
       {"msi", 1, "1: per-queue MSI through the SMMU; 0: wired interrupt lines."},                                 \
-      {"nic", 0, "Which NIC: the device named nic<N>."}
+      {"nic", 0, "Which NIC: the device named nic<N>."},                                                         \
+      {"dma32_first", 1, "1: IOVAs below 4 GiB first (Linux's rule for PCI devices); 0: the whole 48-bit space (a platform device)."}, \
+      {"live_iovas", 0, "IOVAs held live for the whole run (other devices' long-lived buffers), one page each, at the top of the space."}
 
 struct net_core {
   unsigned rank;           /* queue index */

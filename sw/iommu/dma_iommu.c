@@ -187,7 +187,9 @@ static uint64_t alloc_iova_range(struct dma_dev *dev, size_t len) {
   struct iommu_dma_cookie *c = dev->cookie;
   charge_calls(dev, 1);
   const uint64_t limit = SW_MIN(dev->dma_mask, (uint64_t)DMA_APERTURE_END);
-  const uint64_t pfn = iova_alloc_dma(&c->iovad, len >> iova_shift(&c->iovad), limit >> iova_shift(&c->iovad));
+  const uint64_t pages = len >> iova_shift(&c->iovad), limit_pfn = limit >> iova_shift(&c->iovad);
+  const uint64_t pfn = c->policy.skip_32bit_first ? alloc_iova_fast(&c->iovad, pages, limit_pfn, true)
+                                                  : iova_alloc_dma(&c->iovad, pages, limit_pfn);
   if (!pfn) {
     c->stats.iova_failures++;
     return 0;

@@ -75,6 +75,10 @@ struct dma_policy {
    * queue flushes domain-wide); false is seed 003's change. */
   bool gather_when_queued;
   uint64_t fq_timeout_ns; /* 0: DMA_FQ_TIMEOUT_NS */
+  /* false (baseline): a device that can address more than 4 GiB tries
+   * below 4 GiB first (Linux's rule for PCI devices); true: allocate from
+   * its whole DMA space at once, as for a platform device (seed 001's NIC). */
+  bool skip_32bit_first;
   struct iova_policy iova; /* the domain's IOVA allocator */
 };
 

@@ -452,3 +452,24 @@ TEST(CliNic, Seed003LazyGatherSkipsTheBookkeeping) {
   EXPECT_EQ(fix["pages_gathered"].get<double>(), 0.0);
   EXPECT_GT(fix["gbps_per_busy_core"].get<double>(), 0.97 * base["gbps_per_busy_core"].get<double>());
 }
+
+// Seed 001's IOVA figure with the link in the loop: before the 64-bit cached
+// node the tree walk bounds the rate; after it, the 1 GbE line does.
+TEST(CliNic, Seed001IovaOnOneGigabitNic) {
+  const fs::path d = temp_dir("seed001iova1g");
+  const Cmd r = sh("sweep " + kScenarios + "seed001_iova_1g.json --out " + d.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::map<std::string, nlohmann::json> at;
+  const nlohmann::json sweep = read_json(d / "sweep.json");
+  for (const auto& p : sweep["points"])
+    at[p["labels"]["iova_cache"].get<std::string>()] =
+        read_json(d / p["dir"].get<std::string>() / "stats.json")["sw"]["net_rx"];
+  const double before = at.at("cached32_only")["gbps"].get<double>() * 1000;
+  const double after = at.at("cached32_and_64")["gbps"].get<double>() * 1000;
+  EXPECT_GT(after, 930.0);  // TCP payload of a 1 GbE line: 941 Mbit/s at most
+  EXPECT_LT(after, 942.0);
+  EXPECT_LT(before, 50.0);  // the walk over 32768 live IOVAs per allocation
+  EXPECT_GT(before, 1.0);
+  EXPECT_EQ(at.at("cached32_only")["cpu_utilisation"].get<double>(), 1.0);
+  EXPECT_GT(at.at("cached32_only")["drops_no_buffer"].get<double>(), 1000.0);
+}
