@@ -235,12 +235,6 @@ static void report_totals(const char *app, bool rx, uint64_t window_ns) {
 
 void net_report(struct net_core *me, const char *app, bool rx) {
   const uint64_t window_ns = me->window_end_ns - me->window_start_ns;
-  static const char *const util_names[] = {"cpu_util.q0", "cpu_util.q1", "cpu_util.q2", "cpu_util.q3",
-                                           "cpu_util.q4", "cpu_util.q5", "cpu_util.q6", "cpu_util.q7",
-                                           "cpu_util.q8", "cpu_util.q9", "cpu_util.q10", "cpu_util.q11",
-                                           "cpu_util.q12", "cpu_util.q13", "cpu_util.q14", "cpu_util.q15"};
-  if (me->rank < sizeof util_names / sizeof util_names[0])
-    hal_stat_set(util_names[me->rank], 1.0 - (double)me->idle_ns / (double)window_ns);
   hal_fetch_add64(&sum_bytes, me->bytes);
   hal_fetch_add64(&sum_packets, me->packets);
   hal_fetch_add64(&sum_idle_ns, me->idle_ns);
