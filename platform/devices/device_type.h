@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,21 @@ class PlatformDevice {
   virtual tlm::tlm_initiator_socket<>& mem() = 0;
   // End-of-run figures into the stats registry.
   virtual void finalize() {}
+};
+
+// The usual PlatformDevice: a SystemC module with sockets `regs` and `mem`
+// and a finalize(), built from its arguments.
+template <class Module>
+class ModuleDevice : public PlatformDevice {
+ public:
+  template <class... Args>
+  explicit ModuleDevice(Args&&... args) : module_(std::forward<Args>(args)...) {}
+  tlm::tlm_target_socket<>& regs() override { return module_.regs; }
+  tlm::tlm_initiator_socket<>& mem() override { return module_.mem; }
+  void finalize() override { module_.finalize(); }
+
+ private:
+  Module module_;
 };
 
 struct DeviceEnv {

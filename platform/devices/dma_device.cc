@@ -22,18 +22,6 @@ const config::ParamTable<DmaConfig>& dma_params() {
   return t;
 }
 
-class DmaDevice : public PlatformDevice {
- public:
-  DmaDevice(const DeviceConfig& d, DeviceEnv& env)
-      : engine_(d.name.c_str(), dma_config(d), env.irq, env.stats, env.trace) {}
-  tlm::tlm_target_socket<>& regs() override { return engine_.regs; }
-  tlm::tlm_initiator_socket<>& mem() override { return engine_.mem; }
-  void finalize() override { engine_.finalize(); }
-
- private:
-  DmaEngine engine_;
-};
-
 std::string dma_summary(const DeviceConfig& d, const StatsRegistry& s) {
   const Counter* bytes = s.find_counter(d.name + ".bytes");
   const Histogram* transfers = s.find_histogram(d.name + ".transfer_latency_ns");
@@ -59,7 +47,7 @@ DeviceType dma_device_type() {
     d.irq_lines = channels;
   };
   t.create = [](const DeviceConfig& d, DeviceEnv& env) -> std::unique_ptr<PlatformDevice> {
-    return std::make_unique<DmaDevice>(d, env);
+    return std::make_unique<ModuleDevice<DmaEngine>>(d.name.c_str(), dma_config(d), env.irq, env.stats, env.trace);
   };
   t.summary = dma_summary;
   return t;

@@ -35,17 +35,6 @@ const config::ParamTable<NicConfig>& nic_params() {
   return t;
 }
 
-class NicDevice : public PlatformDevice {
- public:
-  NicDevice(const DeviceConfig& d, DeviceEnv& env) : nic_(d.name.c_str(), nic_config(d), env.irq, env.stats, env.trace) {}
-  tlm::tlm_target_socket<>& regs() override { return nic_.regs; }
-  tlm::tlm_initiator_socket<>& mem() override { return nic_.mem; }
-  void finalize() override { nic_.finalize(); }
-
- private:
-  Nic nic_;
-};
-
 uint64_t count(const StatsRegistry& s, const std::string& path) {
   const Counter* c = s.find_counter(path);
   return c ? c->value() : 0;
@@ -98,7 +87,7 @@ DeviceType nic_device_type() {
       throw config::ConfigError(path + "/mtu", "the imix frame mix needs 1514-byte frames: mtu must be at least 1500");
   };
   t.create = [](const DeviceConfig& d, DeviceEnv& env) -> std::unique_ptr<PlatformDevice> {
-    return std::make_unique<NicDevice>(d, env);
+    return std::make_unique<ModuleDevice<Nic>>(d.name.c_str(), nic_config(d), env.irq, env.stats, env.trace);
   };
   t.summary = nic_summary;
   return t;

@@ -394,6 +394,22 @@ TEST(Cli, ShippedStressSweepRuns) {
 
 const std::string kScenarios = std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/";
 
+// Runs a shipped sweep; returns each point's sw.<app> stats by its label on `axis`.
+std::map<std::string, nlohmann::json> sweep_app_stats(const std::string& scenario, const std::string& args,
+                                                      const std::string& axis, const std::string& app) {
+  const fs::path d = temp_dir(scenario);
+  const Cmd r = sh("sweep " + kScenarios + scenario + ".json " + args + " --out " + d.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  std::map<std::string, nlohmann::json> at;
+  if (r.exit_code != 0) return at;
+  const nlohmann::json sweep = read_json(d / "sweep.json");
+  for (const auto& p : sweep["points"]) {
+    EXPECT_EQ(p["status"], "ok") << p.dump();
+    at[p["labels"][axis].get<std::string>()] = read_json(d / p["dir"].get<std::string>() / "stats.json")["sw"][app];
+  }
+  return at;
+}
+
 TEST(CliNic, DefaultNicScenarioIsDeterministicAndShowsTheSmmu) {
   const std::string shorter = " --set scenario.apps.0.params.warmup_us=300 --set scenario.apps.0.params.duration_us=200";
   const fs::path a = temp_dir("nic-a"), b = temp_dir("nic-b");
@@ -414,16 +430,8 @@ TEST(CliNic, DefaultNicScenarioIsDeterministicAndShowsTheSmmu) {
 // too, v5.3 (spinlock) falls well short and the spinlock with polled SYNCs
 // further. The figures themselves are in docs/results.md.
 TEST(CliNic, Seed001NicOrdering) {
-  const fs::path d = temp_dir("seed001nic");
-  const Cmd r = sh("sweep " + kScenarios + "seed001_nic_100g.json --set scenario.apps.0.params.duration_us=1000 --out " +
-                   d.string());
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  std::map<std::string, nlohmann::json> at;
-  const nlohmann::json sweep = read_json(d / "sweep.json");
-  for (const auto& p : sweep["points"]) {
-    ASSERT_EQ(p["status"], "ok") << p.dump();
-    at[p["labels"]["mode"].get<std::string>()] = read_json(d / p["dir"].get<std::string>() / "stats.json")["sw"]["net_rx"];
-  }
+  auto at = sweep_app_stats("seed001_nic_100g", "--set scenario.apps.0.params.duration_us=1000", "mode", "net_rx");
+  ASSERT_EQ(at.size(), 5u);
   auto gbps = [&](const char* m) { return at.at(m)["gbps"].get<double>(); };
   EXPECT_GT(gbps("passthrough"), 93.0);
   EXPECT_GE(gbps("strict-v5.4"), 0.95 * gbps("passthrough"));
@@ -438,14 +446,8 @@ TEST(CliNic, Seed001NicOrdering) {
 // Seed 003: gather_when_queued 0 skips the gather bookkeeping in lazy mode;
 // on arm-smmu-v3 that saves little (docs/results.md), and never costs.
 TEST(CliNic, Seed003LazyGatherSkipsTheBookkeeping) {
-  const fs::path d = temp_dir("seed003");
-  const Cmd r = sh("sweep " + kScenarios + "seed003_lazy_gather.json --out " + d.string());
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  std::map<std::string, nlohmann::json> at;
-  const nlohmann::json sweep = read_json(d / "sweep.json");
-  for (const auto& p : sweep["points"])
-    at[p["labels"]["gather_when_queued"].get<std::string>()] =
-        read_json(d / p["dir"].get<std::string>() / "stats.json")["sw"]["net_tx"];
+  auto at = sweep_app_stats("seed003_lazy_gather", "", "gather_when_queued", "net_tx");
+  ASSERT_EQ(at.size(), 2u);
   const nlohmann::json& base = at.at("1 (baseline)");
   const nlohmann::json& fix = at.at("0 (seed 003)");
   EXPECT_GT(base["pages_gathered"].get<double>(), 1000.0);
@@ -456,14 +458,8 @@ TEST(CliNic, Seed003LazyGatherSkipsTheBookkeeping) {
 // Seed 001's IOVA figure with the link in the loop: before the 64-bit cached
 // node the tree walk bounds the rate; after it, the 1 GbE line does.
 TEST(CliNic, Seed001IovaOnOneGigabitNic) {
-  const fs::path d = temp_dir("seed001iova1g");
-  const Cmd r = sh("sweep " + kScenarios + "seed001_iova_1g.json --out " + d.string());
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  std::map<std::string, nlohmann::json> at;
-  const nlohmann::json sweep = read_json(d / "sweep.json");
-  for (const auto& p : sweep["points"])
-    at[p["labels"]["iova_cache"].get<std::string>()] =
-        read_json(d / p["dir"].get<std::string>() / "stats.json")["sw"]["net_rx"];
+  auto at = sweep_app_stats("seed001_iova_1g", "", "iova_cache", "net_rx");
+  ASSERT_EQ(at.size(), 2u);
   const double before = at.at("cached32_only")["gbps"].get<double>() * 1000;
   const double after = at.at("cached32_and_64")["gbps"].get<double>() * 1000;
   EXPECT_GT(after, 930.0);  // TCP payload of a 1 GbE line: 941 Mbit/s at most

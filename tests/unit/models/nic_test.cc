@@ -349,6 +349,25 @@ TEST(NicModel, ModerationByTimeWaitsForTheTimer) {
   EXPECT_EQ(b.stat(NicStat::kRxPackets), 1u);
 }
 
+// Queue 0 sends n 1514-byte frames from a 128-entry TX ring; returns the
+// time of the doorbell, ns.
+double send_frames(Bench& b, Host& h, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    nic_desc& d = b.mem.desc(kRing, i);
+    std::memset(&d, 0, sizeof d);
+    d.addr = buffer(0, i);
+    d.len = 1514;
+  }
+  h.wr(NIC_Q_REG(0, NIC_Q_TX_BASE_LO), static_cast<uint32_t>(kRing));
+  h.wr(NIC_Q_REG(0, NIC_Q_TX_BASE_HI), static_cast<uint32_t>(kRing >> 32));
+  h.wr(NIC_Q_REG(0, NIC_Q_TX_SIZE), 128);
+  h.wr(NIC_REG_CTRL, NIC_CTRL_TX_EN);
+  h.wr(NIC_Q_REG(0, NIC_Q_CTRL), NIC_Q_CTRL_TX_EN);
+  const double t0_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;
+  h.wr(NIC_Q_REG(0, NIC_Q_TX_TAIL), n);
+  return t0_ns;
+}
+
 TEST(NicModel, TransmitsAtLineRateAndWritesBack) {
   Bench b;
   b.cfg.queues = 1;
@@ -356,19 +375,7 @@ TEST(NicModel, TransmitsAtLineRateAndWritesBack) {
   const uint32_t n = 64;
   double t0_ns = 0;
   b.host.body = [&](Host& h) {
-    for (uint32_t i = 0; i < n; ++i) {
-      nic_desc& d = b.mem.desc(kRing, i);
-      std::memset(&d, 0, sizeof d);
-      d.addr = buffer(0, i);
-      d.len = 1514;
-    }
-    h.wr(NIC_Q_REG(0, NIC_Q_TX_BASE_LO), static_cast<uint32_t>(kRing));
-    h.wr(NIC_Q_REG(0, NIC_Q_TX_BASE_HI), static_cast<uint32_t>(kRing >> 32));
-    h.wr(NIC_Q_REG(0, NIC_Q_TX_SIZE), 128);
-    h.wr(NIC_REG_CTRL, NIC_CTRL_TX_EN);
-    h.wr(NIC_Q_REG(0, NIC_Q_CTRL), NIC_Q_CTRL_TX_EN);
-    t0_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;
-    h.wr(NIC_Q_REG(0, NIC_Q_TX_TAIL), n);
+    t0_ns = send_frames(b, h, n);
   };
   sc_core::sc_start(50, sc_core::SC_US);
   EXPECT_EQ(b.stat(NicStat::kTxPackets), n);
@@ -401,19 +408,7 @@ TEST_P(NicTxAhead, ReadAheadHidesReadLatency) {
   const uint32_t n = 64;
   double t0_ns = 0;
   b.host.body = [&](Host& h) {
-    for (uint32_t i = 0; i < n; ++i) {
-      nic_desc& d = b.mem.desc(kRing, i);
-      std::memset(&d, 0, sizeof d);
-      d.addr = buffer(0, i);
-      d.len = 1514;
-    }
-    h.wr(NIC_Q_REG(0, NIC_Q_TX_BASE_LO), static_cast<uint32_t>(kRing));
-    h.wr(NIC_Q_REG(0, NIC_Q_TX_BASE_HI), static_cast<uint32_t>(kRing >> 32));
-    h.wr(NIC_Q_REG(0, NIC_Q_TX_SIZE), 128);
-    h.wr(NIC_REG_CTRL, NIC_CTRL_TX_EN);
-    h.wr(NIC_Q_REG(0, NIC_Q_CTRL), NIC_Q_CTRL_TX_EN);
-    t0_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;
-    h.wr(NIC_Q_REG(0, NIC_Q_TX_TAIL), n);
+    t0_ns = send_frames(b, h, n);
   };
   sc_core::sc_start(100, sc_core::SC_US);
   ASSERT_EQ(b.stat(NicStat::kTxPackets), n);
