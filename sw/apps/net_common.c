@@ -127,6 +127,9 @@ static int leader_setup(const char *app) {
   cfg.coal_frames = (uint32_t)hal_param("coal_frames");
   cfg.coal_usecs = (uint32_t)hal_param("coal_usecs");
   if (nic_probe(&nic, name, dev, &cfg, hal_app_cores()) != 0) return -1;
+  /* ndo_open: every queue's rings and buffers, on this core. */
+  for (unsigned q = 0; q < nic.nqueues; q++)
+    if (nic_queue_setup(&nic, q) != 0) return -1;
   hal_log(HAL_LOG_INFO, "%s: %s at %u Mbit/s, %u queue(s) of %u, %s unmap, %s buffers, cmdq %llu sync %llu tlbi %llu",
           app, name, nic.link_mbps, nic.nqueues, nic.hw_queues, unmap_names[hal_param("unmap")],
           cfg.buffers == NIC_BUFFERS_PAGE_POOL ? "page-pool" : "per-packet", (unsigned long long)hal_param("cmdq"),
@@ -144,8 +147,8 @@ int net_bring_up(struct net_core *me, const char *app) {
   uint32_t st;
   while ((st = hal_load32(&setup_state)) == SETUP_PENDING) hal_wfe();
   if (st == SETUP_FAILED) return 1;
-  /* Each core opens its own queue, so that its interrupt comes here. */
-  const int rc = nic_queue_open(&nic, me->rank);
+  /* Each core starts its own queue, so that its interrupt comes here. */
+  const int rc = nic_queue_start(&nic, me->rank);
   if (rc != 0) hal_fetch_add32(&queues_failed, 1);
   hal_fetch_add32(&queues_open, 1);
   hal_sev();

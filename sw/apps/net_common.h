@@ -48,14 +48,16 @@ struct net_core {
   uint64_t bytes, packets; /* payload delivered or sent inside the window */
 };
 
-/* The whole bring-up, run by every core of the app: rank 0 probes, attaches
- * and configures; every core then opens its own queue. 0 or non-zero. */
+/* The whole bring-up, run by every core of the app: rank 0 probes, attaches,
+ * configures and sets up every queue (rings and RX buffers, as ndo_open);
+ * every core then starts its own queue (interrupt routed to it, unmasked).
+ * 0 or non-zero. */
 int net_bring_up(struct net_core *me, const char *app);
 struct nic_dev *net_nic(void);
-/* Every core, after net_bring_up: waits for every queue to be open; rank 0
+/* Every core, after net_bring_up: waits for every queue to be started; rank 0
  * then turns the wire on (RX for net_rx, TX for net_tx) and sets the window
  * (warm-up, then duration) every core measures. 0, or non-zero when a
- * queue failed to open. */
+ * queue failed to start. */
 int net_start(struct net_core *me, bool rx);
 /* Call with the time now and then: rank 0 snapshots the drop counters when
  * the window opens. */

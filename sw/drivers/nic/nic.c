@@ -102,15 +102,10 @@ static void program_ring(const struct nic_queue *q, uint32_t base_lo, const stru
   hal_write32(regs + NIC_Q_REG(q->index, base_lo + 8), r->size);
 }
 
-int nic_queue_open(struct nic_dev *nic, unsigned qi) {
+int nic_queue_setup(struct nic_dev *nic, unsigned qi) {
   if (qi >= nic->nqueues) return -1;
   struct nic_queue *q = &nic->q[qi];
   const phys_addr_t regs = nic->info.base;
-  q->cpu = hal_cpu_id();
-  if (hal_irq_register(q->irq, nic_irq_handler, q) != 0) {
-    hal_log(HAL_LOG_ERROR, "nic: interrupt line %u of queue %u is taken or does not exist", q->irq, qi);
-    return -1;
-  }
   program_ring(q, NIC_Q_RX_BASE_LO, &q->rx);
   program_ring(q, NIC_Q_TX_BASE_LO, &q->tx);
   uint32_t ctrl = NIC_Q_CTRL_RX_EN | NIC_Q_CTRL_TX_EN;
@@ -124,19 +119,35 @@ int nic_queue_open(struct nic_dev *nic, unsigned qi) {
   }
   hal_write32(regs + NIC_Q_REG(qi, NIC_Q_COAL_FRAMES), nic->cfg.coal_frames);
   hal_write32(regs + NIC_Q_REG(qi, NIC_Q_COAL_USECS), nic->cfg.coal_usecs);
-  /* Enabling latches base and size and zeroes head and tail. */
+  /* Enabling latches base and size and zeroes head and tail; the queue's
+   * interrupt stays masked (IRQ_MASK resets to 1) until nic_queue_start. */
   hal_write32(regs + NIC_Q_REG(qi, NIC_Q_CTRL), ctrl);
   if (nic_rx_refill(q) == 0) {
     hal_log(HAL_LOG_ERROR, "nic: could not post any RX buffer on queue %u", qi);
     return -1;
   }
-  nic_irq_rearm(q);
   const uint32_t err = hal_read32(regs + NIC_Q_REG(qi, NIC_Q_ERR));
   if (err) {
     hal_log(HAL_LOG_ERROR, "nic: queue %u refused its programming (Q_ERR 0x%x)", qi, err);
     return -1;
   }
   return 0;
+}
+
+int nic_queue_start(struct nic_dev *nic, unsigned qi) {
+  if (qi >= nic->nqueues) return -1;
+  struct nic_queue *q = &nic->q[qi];
+  q->cpu = hal_cpu_id();
+  if (hal_irq_register(q->irq, nic_irq_handler, q) != 0) {
+    hal_log(HAL_LOG_ERROR, "nic: interrupt line %u of queue %u is taken or does not exist", q->irq, qi);
+    return -1;
+  }
+  nic_irq_rearm(q);
+  return 0;
+}
+
+int nic_queue_open(struct nic_dev *nic, unsigned qi) {
+  return nic_queue_setup(nic, qi) != 0 ? -1 : nic_queue_start(nic, qi);
 }
 
 void nic_set_enabled(struct nic_dev *nic, bool rx, bool tx) {

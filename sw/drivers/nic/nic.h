@@ -7,8 +7,9 @@
  *    rings (coherent memory: mapped once for the device's lifetime) and map
  *    the interrupt doorbell so that MSIs pass the IOMMU (Linux maps the MSI
  *    page into the domain the same way, iommu_dma_prepare_msi);
- *  - a queue is opened on the core that will serve it: its interrupt is
- *    routed there, its RX ring filled with buffers, its moderation set;
+ *  - queue set-up (one core, as ndo_open): rings programmed, RX ring filled
+ *    with buffers, moderation set; then each queue is started on the core
+ *    that will serve it, which routes its interrupt there and unmasks it;
  *  - NAPI per core: the interrupt handler only schedules the poll; the poll
  *    cleans TX completions and receives up to a budget, and re-arms the
  *    queue's interrupt when it ran out of work (nic_napi_poll).
@@ -124,8 +125,14 @@ struct nic_dev {
  * core, before any queue is opened. 0, or -1 with the reason logged. */
 int nic_probe(struct nic_dev *nic, const char *name, struct dma_dev *dma, const struct nic_config *cfg,
               unsigned nqueues);
-/* Programs queue `qi` (rings, vector, moderation), routes its interrupt to
- * the calling core, fills its RX ring and enables it. 0 or -1. */
+/* Programs queue `qi` (rings, vector, moderation), enables it and fills its
+ * RX ring, with its interrupt still masked: what ndo_open does for every
+ * queue on one CPU. 0 or -1 with the reason logged. */
+int nic_queue_setup(struct nic_dev *nic, unsigned qi);
+/* On the core that will serve queue `qi`: routes its interrupt there (IRQ
+ * affinity) and unmasks it. 0 or -1. */
+int nic_queue_start(struct nic_dev *nic, unsigned qi);
+/* Both, on the calling core. */
 int nic_queue_open(struct nic_dev *nic, unsigned qi);
 /* Sets CTRL: wire RX and/or TX on or off. */
 void nic_set_enabled(struct nic_dev *nic, bool rx, bool tx);
