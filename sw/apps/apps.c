@@ -1,6 +1,7 @@
 #include "apps/apps.h"
 
 extern const struct hal_app app_dma_copy;
+extern const struct hal_app app_fio;
 extern const struct hal_app app_iova_bench;
 extern const struct hal_app app_lock_contend;
 extern const struct hal_app app_map_bench;
@@ -11,6 +12,7 @@ extern const struct hal_app app_swiotlb_bench;
 
 const struct hal_app *const sw_apps[] = {
     &app_dma_copy,
+    &app_fio,
     &app_iova_bench,
     &app_lock_contend,
     &app_map_bench,

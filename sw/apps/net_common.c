@@ -1,16 +1,10 @@
 #include "apps/net_common.h"
 
-#include "iommu/dma_iommu.h"
-#include "iommu/iommu.h"
+#include "apps/iommu_setup.h"
 #include "lib/string.h"
-#include "smmu/arm_smmu.h"
 
-static struct smmu_device smmu;
-static struct iommu_domain domain;
-static struct iommu_dma_cookie cookie;
-static struct dma_dev nic_dma;
+static struct app_dma nic_dma;
 static struct nic_dev nic;
-static bool translated;
 
 enum { SETUP_PENDING = 0, SETUP_OK = 1, SETUP_FAILED = 2 };
 static volatile uint32_t setup_state;
@@ -37,9 +31,8 @@ static bool params_valid(const char *app) {
   static const struct {
     const char *name;
     uint64_t max;
-  } limits[] = {{"unmap", 2}, {"cmdq", 2}, {"sync", 2}, {"tlbi", 1}, {"elide", 1}, {"gather_when_queued", 1},
-                {"iova_cache", 1}, {"rcache", 1}, {"buffers", 1}, {"msi", 1}, {"nic", 9},
-                {"dma32_first", 1}, {"live_iovas", 1u << 20}};
+  } limits[] = {{"buffers", 1}, {"msi", 1}, {"nic", 9}, {"live_iovas", 1u << 20}};
+  if (!iommu_setup_params_valid(app)) return false;
   for (unsigned i = 0; i < sizeof limits / sizeof limits[0]; i++) {
     if (hal_param(limits[i].name) > limits[i].max) {
       hal_log(HAL_LOG_ERROR, "%s: parameter %s = %llu is out of range (0..%llu)", app, limits[i].name,
@@ -61,50 +54,21 @@ static bool params_valid(const char *app) {
   return true;
 }
 
-/* The SMMU, then the NIC's stream: a DMA domain with the chosen unmap
- * policy, or bypass. Returns the DMA device, or NULL for physical DMA. */
+/* The NIC's stream: a DMA domain with the chosen unmap policy, or bypass,
+ * and the live IOVAs the scenario asks for. */
 static int attach_stream(const char *app, uint32_t sid, struct dma_dev **out) {
-  *out = NULL;
-  const unsigned unmap = (unsigned)hal_param("unmap");
-  if (!hal_smmu().size) {
-    hal_log(HAL_LOG_WARN, "%s: the platform has no SMMU: the NIC uses physical addresses", app);
-    return 0;
-  }
-  if (smmu_probe(&smmu, hal_smmu().base) != 0 || smmu_reset(&smmu) != 0) {
-    hal_log(HAL_LOG_ERROR, "%s: SMMU bring-up failed", app);
-    return -1;
-  }
-  const struct smmu_policy want = {(enum smmu_sync_policy)hal_param("sync"), (enum smmu_tlbi_policy)hal_param("tlbi"),
-                                   0, (enum smmu_cmdq_policy)hal_param("cmdq"), hal_param("elide") != 0};
-  const struct smmu_policy got = smmu_set_policy(&smmu, want);
-  hal_stat_set("policy_cmdq", got.cmdq);
-  hal_stat_set("policy_sync", got.sync);
-  hal_stat_set("policy_tlbi", got.tlbi);
-  if (unmap == 2) return smmu_attach_bypass(&smmu, sid) == 0 ? 0 : -1;
-  const struct iommu_domain_policy dp = {IOMMU_WALK_FLUSH_ASID, IOMMU_MAP_SG_BATCHED, false};
-  struct dma_policy pol;
-  sw_memset(&pol, 0, sizeof pol);
-  pol.unmap = unmap == 1 ? DMA_UNMAP_LAZY : DMA_UNMAP_STRICT;
-  pol.gather_when_queued = hal_param("gather_when_queued") != 0;
-  pol.iova.cache = (enum iova_cache_policy)hal_param("iova_cache");
-  pol.iova.rcache = hal_param("rcache") != 0;
-  pol.skip_32bit_first = hal_param("dma32_first") == 0;
-  if (iommu_domain_init(&domain, &smmu, 1, 4096, &dp) != 0 || iommu_dma_cookie_init(&cookie, &domain, &pol) != 0 ||
-      dma_dev_init(&nic_dma, &cookie, sid, DMA_BIT_MASK(48), NULL) != 0) {
-    hal_log(HAL_LOG_ERROR, "%s: cannot set up the NIC's DMA domain", app);
-    return -1;
-  }
+  if (iommu_setup_attach(&nic_dma, app, sid, 1, NULL) != 0) return -1;
+  *out = app_dma_dev(&nic_dma);
+  if (!*out) return 0;
   /* Live IOVAs, one tree node each, just below the top of the space where
    * 64-bit allocations start their search. */
   const uint64_t live = hal_param("live_iovas");
   const uint64_t top_pfn = (DMA_BIT_MASK(48) >> 12) - 1;
   for (uint64_t i = 0; i < live; i++)
-    if (!reserve_iova(&cookie.iovad, top_pfn - i, top_pfn - i)) {
+    if (!reserve_iova(&nic_dma.cookie.iovad, top_pfn - i, top_pfn - i)) {
       hal_log(HAL_LOG_ERROR, "%s: cannot hold %llu live IOVAs", app, (unsigned long long)live);
       return -1;
     }
-  translated = true;
-  *out = &nic_dma;
   return 0;
 }
 
@@ -183,7 +147,7 @@ void net_window_tick(struct net_core *me, uint64_t now_ns) {
 }
 
 void net_housekeeping(void) {
-  if (translated && cookie.policy.unmap == DMA_UNMAP_LAZY) dma_flush_queue_timer_poll(&nic_dma);
+  if (nic_dma.translated && nic_dma.cookie.policy.unmap == DMA_UNMAP_LAZY) dma_flush_queue_timer_poll(&nic_dma.dev);
 }
 
 void net_stop(struct net_core *me) {
@@ -216,18 +180,7 @@ static void report_totals(const char *app, bool rx, uint64_t window_ns) {
       drops[i] = nic_read_stat(&nic, drop_regs[i]) - drops_at_start[i];
       hal_stat_set(drop_names[i], (double)drops[i]);
     }
-  if (translated) {
-    hal_stat_set("smmu_commands", (double)smmu.stats.commands);
-    hal_stat_set("smmu_syncs", (double)smmu.stats.syncs);
-    hal_stat_set("iovas_allocated", (double)cookie.stats.iovas_allocated);
-    hal_stat_set("fq_flushes", (double)cookie.stats.fq_flushes);
-    hal_stat_set("pages_gathered", (double)domain.stats.pages_gathered);
-    hal_stat_set("gather_syncs", (double)domain.stats.gather_syncs);
-    if (cookie.stats.lazy_windows) {
-      hal_stat_set("lazy_window_mean_ns", (double)cookie.stats.lazy_window_sum_ns / (double)cookie.stats.lazy_windows);
-      hal_stat_set("lazy_window_max_ns", (double)cookie.stats.lazy_window_max_ns);
-    }
-  }
+  iommu_setup_report(&nic_dma);
   hal_log(HAL_LOG_INFO,
           "%s: %.2f Gbit/s payload, %.3f Mpps over %.3f ms on %u core(s); CPU %.1f%% (%.2f busy cores, %.2f Gbit/s "
           "per busy core); drops: %llu no buffer, %llu FIFO overflow, %llu DMA fault",

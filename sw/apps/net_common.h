@@ -16,20 +16,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "apps/iommu_setup.h"
 #include "drivers/nic/nic.h"
 #include "hal/hal.h"
 
 #define NET_COMMON_PARAMS                                                                                        \
-  {"duration_us", 2000, "Measured time, after the warm-up, in us of simulated time."},                         \
-      {"warmup_us", 3000, "Traffic before the measured window, us: rings, IOVA caches and flush queues reach their steady state."},                  \
-      {"unmap", 0, "DMA unmap policy: 0 strict, 1 lazy (flush queue), 2 passthrough (SMMU bypass for the NIC)."}, \
-      {"cmdq", 1, "SMMU command submission: 0 spinlock (v5.3), 1 lock-free (v5.4), 2 ECMDQ per core."},           \
-      {"sync", 0, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI."},                                                  \
-      {"tlbi", 0, "Invalidation: 0 one TLBI per page, 1 range TLBI (RIL)."},                                      \
-      {"elide", 0, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI)."},                          \
-      {"gather_when_queued", 1, "Lazy mode: 1 gathers every unmapped leaf (baseline), 0 skips it (seed 003)."},   \
-      {"iova_cache", 1, "IOVA allocator: 0 cached32_only, 1 cached32_and_64."},                                   \
-      {"rcache", 1, "1: per-CPU IOVA range caches in front of the tree."},                                        \
+  IOMMU_SETUP_PARAMS,                                                                                            \
+      {"duration_us", 2000, "Measured time, after the warm-up, in us of simulated time."},                       \
+      {"warmup_us", 3000, "Traffic before the measured window, us: rings, IOVA caches and flush queues reach their steady state."}, \
       {"buffers", 0, "RX buffers: 0 map and unmap every packet, 1 page pool (mapped once, recycled)."},           \
       {"budget", 64, "NAPI budget: frames per poll before the CPU is given back."},                               \
       {"ring", 1024, "Descriptors per RX and TX ring (a power of two)."},                                         \
@@ -37,7 +31,6 @@
       {"coal_usecs", 8, "Interrupt moderation: us after the first completion (ethtool rx-usecs; 0 off)."},        \
       {"msi", 1, "1: per-queue MSI through the SMMU; 0: wired interrupt lines."},                                 \
       {"nic", 0, "Which NIC: the device named nic<N>."},                                                         \
-      {"dma32_first", 1, "1: IOVAs below 4 GiB first (Linux's rule for PCI devices); 0: the whole 48-bit space (a platform device)."}, \
       {"live_iovas", 0, "IOVAs held live for the whole run (other devices' long-lived buffers), one page each, at the top of the space."}
 
 struct net_core {

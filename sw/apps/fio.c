@@ -1,0 +1,381 @@
+/*
+ * fio: block I/O on the platform's NVMe drives, as fio with the libaio or
+ * io_uring engine and O_DIRECT drives them. Each core of the app is one job;
+ * job r uses drive nvme<r % drives> through its own I/O queue pair, keeps
+ * `iodepth` requests in flight, each of `bs` bytes in physically scattered
+ * 4 KiB pages (a user buffer), mapped with dma_map_sg per request and
+ * unmapped at completion through the drive's own DMA domain (strict, lazy or
+ * bypass). Completions come by interrupt or, with io_poll, by polling.
+ *
+ * rw: 0 read, 1 write, 2 randread, 3 randwrite, 4 randrw (rwmixread % reads).
+ * Reports (sw.fio.*) what fio reports over the window after the warm-up:
+ * iops, mbps (MB/s, 10^6 bytes), completion latency (clat_ns: submission to
+ * completion seen by the job), CPU utilisation and busy cores, errors; and the
+ * IOMMU's work. `verify` 1 writes a pattern to every block first and checks
+ * what each read returns (host time only; a mismatch makes the app return 2).
+ */
+#include "apps/iommu_setup.h"
+#include "drivers/nvme/nvme.h"
+#include "hal/hal.h"
+#include "lib/string.h"
+
+#define FIO_MAX_DRIVES 8u
+#define FIO_MAX_DEPTH 256u
+
+enum fio_rw { RW_READ = 0, RW_WRITE = 1, RW_RANDREAD = 2, RW_RANDWRITE = 3, RW_RANDRW = 4 };
+
+struct fio_job;
+
+struct fio_io {
+  struct nvme_request rq;
+  struct iommu_sg *sg;
+  struct fio_job *job;
+  bool busy;
+};
+
+struct fio_job {
+  unsigned rank, drive;
+  struct nvme_ctrl *ctrl;
+  struct nvme_queue *q;
+  struct fio_io *ios;
+  unsigned depth, pages;
+  uint64_t region_lba, region_blocks, next_lba; /* this job's LBAs */
+  uint64_t window_start_ns, window_end_ns, idle_ns;
+  uint64_t ios_done, bytes_done, errors, verify_errors;
+  bool verify;
+};
+
+static struct nvme_ctrl ctrls[FIO_MAX_DRIVES];
+static struct app_dma dmas[FIO_MAX_DRIVES];
+static struct swiotlb_mem bounce_pools[FIO_MAX_DRIVES];
+static volatile uint32_t setup_state; /* 0 pending, 1 ok, 2 failed */
+static volatile uint32_t started, start_failed, reported;
+static volatile uint64_t window_start, window_end;
+static volatile uint64_t sum_ios, sum_bytes, sum_idle, sum_errors;
+
+static unsigned drives(void) { return (unsigned)hal_param("drives"); }
+
+/* Queues drive d serves: one per job that uses it. */
+static unsigned jobs_on(unsigned d) {
+  unsigned n = 0;
+  for (unsigned r = 0; r < hal_app_cores(); r++) n += r % drives() == d;
+  return n;
+}
+
+static bool params_valid(void) {
+  const uint64_t bs = hal_param("bs"), depth = hal_param("iodepth");
+  if (!iommu_setup_params_valid("fio")) return false;
+  if (hal_param("rw") > 4 || hal_param("rwmixread") > 100 || hal_param("io_poll") > 1 || hal_param("verify") > 1 ||
+      hal_param("bounce") > 1 || hal_param("swiotlb_search") > 1) {
+    hal_log(HAL_LOG_ERROR, "fio: rw is 0..4, rwmixread a percentage, io_poll, verify, bounce and swiotlb_search 0 or 1");
+    return false;
+  }
+  if (bs < 4096 || bs % 4096 || bs / 4096 > NVME_MAX_REQUEST_PAGES || depth == 0 || depth >= FIO_MAX_DEPTH ||
+      drives() == 0 || drives() > FIO_MAX_DRIVES || hal_param("runtime_us") == 0) {
+    hal_log(HAL_LOG_ERROR, "fio: bs must be a multiple of 4096 up to %u KiB, iodepth 1..%u, drives 1..%u, runtime_us > 0",
+            NVME_MAX_REQUEST_PAGES * 4, FIO_MAX_DEPTH - 1, FIO_MAX_DRIVES);
+    return false;
+  }
+  if (hal_app_cores() < drives()) {
+    hal_log(HAL_LOG_ERROR, "fio: %u drives need at least as many cores (one job each); the app has %u", drives(),
+            hal_app_cores());
+    return false;
+  }
+  return true;
+}
+
+/* Rank 0: every drive attached, brought up, its queues created. */
+static int setup_drives(void) {
+  if (!params_valid()) return -1;
+  for (unsigned d = 0; d < drives(); d++) {
+    char name[8] = "nvme0";
+    name[4] = (char)('0' + d);
+    struct hal_device_info info;
+    if (hal_device_find(name, &info) != 0) {
+      hal_log(HAL_LOG_ERROR, "fio: the platform has no device %s (drives = %u)", name, drives());
+      return -1;
+    }
+    struct swiotlb_mem *bounce = NULL;
+    if (hal_param("bounce")) {
+      /* seed 004's swiotlb=512,4,force: 512 slots of 2 KiB in 4 areas. */
+      struct swiotlb_config cfg;
+      sw_memset(&cfg, 0, sizeof cfg);
+      cfg.pool_size = 512 * 2048;
+      cfg.nareas = 4;
+      cfg.search = (enum swiotlb_search)hal_param("swiotlb_search");
+      if (swiotlb_init(&bounce_pools[d], &cfg) != 0) {
+        hal_log(HAL_LOG_ERROR, "fio: cannot set up the bounce pool of %s", name);
+        return -1;
+      }
+      bounce = &bounce_pools[d];
+    }
+    if (iommu_setup_attach(&dmas[d], "fio", info.stream_id, (uint16_t)(d + 1), bounce) != 0) return -1;
+    if (nvme_probe(&ctrls[d], name, app_dma_dev(&dmas[d]), jobs_on(d), (unsigned)hal_param("iodepth") + 1,
+                   hal_param("io_poll") != 0) != 0)
+      return -1;
+    hal_log(HAL_LOG_INFO, "fio: %s \"%s\", %llu blocks of %u bytes, %u I/O queue(s)%s", name, ctrls[d].model,
+            (unsigned long long)ctrls[d].nsze, ctrls[d].lba_bytes, ctrls[d].nr_io,
+            dmas[d].translated ? "" : ", physical addresses");
+  }
+  return 0;
+}
+
+static uint64_t pick_lba(struct fio_job *j, bool random) {
+  const uint64_t step = (uint64_t)j->pages * 4096 / j->ctrl->lba_bytes;
+  const uint64_t slots = j->region_blocks / step;
+  uint64_t slot;
+  if (random) {
+    slot = hal_random() % slots;
+  } else {
+    slot = j->next_lba;
+    j->next_lba = (j->next_lba + 1) % slots;
+  }
+  return j->region_lba + slot * step;
+}
+
+static uint8_t pattern(uint64_t lba, uint32_t i) { return (uint8_t)(lba * 7 + i * 13 + (i >> 9)); }
+
+static void io_done(struct nvme_request *rq) {
+  struct fio_io *io = (struct fio_io *)rq->ctx;
+  struct fio_job *j = io->job;
+  io->busy = false;
+  if (rq->status) {
+    j->errors++;
+    hal_stat_add("errors", 1);
+    return;
+  }
+  if (j->verify && rq->opcode == NVME_CMD_READ) {
+    for (unsigned p = 0; p < j->pages; p++) {
+      const uint8_t *b = (const uint8_t *)hal_phys_to_virt(io->sg[p].pa);
+      const uint64_t lba = rq->slba + (uint64_t)p * 4096 / j->ctrl->lba_bytes;
+      for (uint32_t i = 0; i < 4096; i++)
+        if (b[i] != pattern(lba, i)) {
+          j->verify_errors++;
+          hal_stat_add("verify_errors", 1);
+          p = j->pages;
+          break;
+        }
+    }
+  }
+  if (rq->complete_ns >= j->window_start_ns && rq->complete_ns < j->window_end_ns) {
+    j->ios_done++;
+    j->bytes_done += (uint64_t)j->pages * 4096;
+    hal_stat_sample("clat_ns", rq->complete_ns - rq->submit_ns);
+  }
+}
+
+/* Fills the request: opcode and LBA as rw says; a write carries the pattern. */
+static void prepare(struct fio_job *j, struct fio_io *io, unsigned rw, bool preload) {
+  bool read;
+  if (preload) read = false;
+  else if (rw == RW_RANDRW) read = hal_random() % 100 < hal_param("rwmixread");
+  else read = rw == RW_READ || rw == RW_RANDREAD;
+  const bool random = !preload && rw >= RW_RANDREAD;
+  io->rq.opcode = read ? NVME_CMD_READ : NVME_CMD_WRITE;
+  io->rq.slba = pick_lba(j, random);
+  io->rq.blocks = j->pages * 4096 / j->ctrl->lba_bytes;
+  if (!read && j->verify)
+    for (unsigned p = 0; p < j->pages; p++) {
+      uint8_t *b = (uint8_t *)hal_phys_to_virt(io->sg[p].pa);
+      const uint64_t lba = io->rq.slba + (uint64_t)p * 4096 / j->ctrl->lba_bytes;
+      for (uint32_t i = 0; i < 4096; i++) b[i] = pattern(lba, i);
+    }
+}
+
+static int job_init(struct fio_job *j) {
+  sw_memset(j, 0, sizeof *j);
+  j->rank = hal_app_rank();
+  j->drive = j->rank % drives();
+  j->ctrl = &ctrls[j->drive];
+  j->q = &j->ctrl->io[j->rank / drives()];
+  j->depth = (unsigned)hal_param("iodepth");
+  j->pages = (unsigned)(hal_param("bs") / 4096);
+  j->verify = hal_param("verify") != 0;
+  /* Each job its own region of the namespace, so that verify holds. */
+  const uint64_t jobs = jobs_on(j->drive);
+  j->region_blocks = j->ctrl->nsze / jobs;
+  j->region_lba = (j->rank / drives()) * j->region_blocks;
+  const uint64_t region_cap = hal_param("region_mib") * 1024 * 1024 / j->ctrl->lba_bytes;
+  if (region_cap && j->region_blocks > region_cap) j->region_blocks = region_cap;
+  phys_addr_t pa;
+  j->ios = (struct fio_io *)hal_dma_alloc(sizeof(struct fio_io) * j->depth, 64, &pa);
+  struct iommu_sg *sgs = (struct iommu_sg *)hal_dma_alloc(sizeof(struct iommu_sg) * j->pages * j->depth, 64, &pa);
+  /* A user buffer: every other page of a block, so nothing is physically
+   * contiguous. */
+  phys_addr_t pages_pa;
+  if (!j->ios || !sgs || !hal_dma_alloc((size_t)2 * j->pages * j->depth * 4096, 4096, &pages_pa)) {
+    hal_log(HAL_LOG_ERROR, "fio: out of DMA memory for %u x %u-page buffers", j->depth, j->pages);
+    return -1;
+  }
+  if (j->region_blocks < (uint64_t)j->pages * 4096 / j->ctrl->lba_bytes) {
+    hal_log(HAL_LOG_ERROR, "fio: the drive's region is smaller than one block size");
+    return -1;
+  }
+  for (unsigned i = 0; i < j->depth; i++) {
+    struct fio_io *io = &j->ios[i];
+    io->job = j;
+    io->sg = sgs + (size_t)i * j->pages;
+    for (unsigned p = 0; p < j->pages; p++) {
+      io->sg[p].pa = pages_pa + ((uint64_t)(i * j->pages + p) * 2) * 4096;
+      io->sg[p].len = 4096;
+    }
+    io->rq.sg = io->sg;
+    io->rq.nents = j->pages;
+    io->rq.done = io_done;
+    io->rq.ctx = io;
+  }
+  return 0;
+}
+
+/* Keeps the queue full; returns false on a submission error. */
+static bool top_up(struct fio_job *j, unsigned rw, bool preload) {
+  for (unsigned i = 0; i < j->depth; i++) {
+    struct fio_io *io = &j->ios[i];
+    if (io->busy) continue;
+    prepare(j, io, rw, preload);
+    const int rc = nvme_submit(j->q, &io->rq);
+    if (rc == -1) return true; /* full: completions first */
+    if (rc != 0) return false;
+    io->busy = true;
+  }
+  return true;
+}
+
+static void wait_completions(struct fio_job *j, bool poll) {
+  if (poll) {
+    if (!nvme_process_cq(j->q)) hal_cpu_relax();
+    return;
+  }
+  if (!hal_load32(&j->q->irq_pending)) {
+    const uint64_t t0 = hal_now_ns();
+    hal_wfe();
+    const uint64_t t1 = hal_now_ns();
+    const uint64_t a = t0 > j->window_start_ns ? t0 : j->window_start_ns;
+    const uint64_t b = t1 < j->window_end_ns ? t1 : j->window_end_ns;
+    if (b > a) j->idle_ns += b - a;
+  }
+  hal_store32(&j->q->irq_pending, 0);
+  nvme_process_cq(j->q);
+}
+
+static unsigned inflight(const struct fio_job *j) {
+  unsigned n = 0;
+  for (unsigned i = 0; i < j->depth; i++) n += j->ios[i].busy;
+  return n;
+}
+
+/* verify: write every block of the region once before the measured run. */
+static bool preload(struct fio_job *j, bool poll) {
+  const uint64_t step = (uint64_t)j->pages * 4096 / j->ctrl->lba_bytes;
+  const uint64_t total = j->region_blocks / step;
+  uint64_t issued = 0;
+  j->window_start_ns = j->window_end_ns = 0;
+  while (issued < total || inflight(j)) {
+    for (unsigned i = 0; i < j->depth && issued < total; i++) {
+      struct fio_io *io = &j->ios[i];
+      if (io->busy) continue;
+      prepare(j, io, RW_WRITE, true);
+      if (nvme_submit(j->q, &io->rq) != 0) break;
+      io->busy = true;
+      issued++;
+    }
+    wait_completions(j, poll);
+  }
+  j->next_lba = 0;
+  return j->errors == 0;
+}
+
+static void report(struct fio_job *j) {
+  hal_fetch_add64(&sum_ios, j->ios_done);
+  hal_fetch_add64(&sum_bytes, j->bytes_done);
+  hal_fetch_add64(&sum_idle, j->idle_ns);
+  hal_fetch_add64(&sum_errors, j->errors);
+  if (hal_fetch_add32(&reported, 1) + 1 != hal_app_cores()) return;
+  const uint64_t window = j->window_end_ns - j->window_start_ns;
+  const double seconds = (double)window / 1e9;
+  const double busy = (double)((uint64_t)hal_app_cores() * window - sum_idle) / (double)window;
+  hal_stat_set("iops", (double)sum_ios / seconds);
+  hal_stat_set("mbps", (double)sum_bytes / seconds / 1e6);
+  hal_stat_set("busy_cores", busy);
+  hal_stat_set("cpu_utilisation", busy / hal_app_cores());
+  uint64_t elided = 0, syncs = 0, iovas = 0;
+  for (unsigned d = 0; d < drives(); d++) iovas += dmas[d].cookie.stats.iovas_allocated;
+  if (dmas[0].translated) {
+    iommu_setup_report(&dmas[0]); /* the SMMU's totals, drive 0's domain */
+    const struct smmu_device *s = dmas[0].domain.smmu;
+    elided = s->stats.syncs_elided;
+    syncs = s->stats.syncs;
+    if (syncs + elided) hal_stat_set("syncs_elided_share", (double)elided / (double)(syncs + elided));
+    hal_stat_set("iovas_allocated", (double)iovas);
+  }
+  hal_log(HAL_LOG_INFO, "fio: %.0f IOPS, %.1f MB/s over %.3f ms, %u job(s) on %u drive(s), bs %llu, iodepth %llu; "
+          "CPU %.1f%% (%.2f busy cores); %llu errors",
+          (double)sum_ios / seconds, (double)sum_bytes / seconds / 1e6, (double)window / 1e6, hal_app_cores(), drives(),
+          (unsigned long long)hal_param("bs"), (unsigned long long)hal_param("iodepth"), 100.0 * busy / hal_app_cores(),
+          busy, (unsigned long long)sum_errors);
+}
+
+static int fio_main(void) {
+  struct fio_job job;
+  if (hal_app_rank() == 0) {
+    hal_store32(&setup_state, setup_drives() == 0 ? 1 : 2);
+    hal_sev();
+  }
+  uint32_t st;
+  while ((st = hal_load32(&setup_state)) == 0) hal_wfe();
+  if (st == 2) return 1;
+  const bool poll = hal_param("io_poll") != 0;
+  const int rc = job_init(&job) == 0 && nvme_queue_start(job.ctrl, job.rank / drives()) == 0 ? 0 : 1;
+  if (rc) hal_fetch_add32(&start_failed, 1);
+  hal_fetch_add32(&started, 1);
+  hal_sev();
+  while (hal_load32(&started) < hal_app_cores()) hal_wfe();
+  if (hal_load32(&start_failed)) return 1;
+  if (job.verify && !preload(&job, poll)) {
+    hal_log(HAL_LOG_ERROR, "fio: job %u: writing the verify pattern failed", job.rank);
+    return 1;
+  }
+  if (job.rank == 0) {
+    const uint64_t start = hal_now_ns() + hal_param("warmup_us") * 1000;
+    hal_store64(&window_end, start + hal_param("runtime_us") * 1000);
+    hal_store64(&window_start, start);
+    hal_sev();
+  }
+  while (!hal_load64(&window_start)) hal_wfe();
+  job.window_start_ns = window_start;
+  job.window_end_ns = window_end;
+  const unsigned rw = (unsigned)hal_param("rw");
+  while (hal_now_ns() < job.window_end_ns) {
+    if (!top_up(&job, rw, false)) {
+      hal_log(HAL_LOG_ERROR, "fio: job %u: a request could not be mapped", job.rank);
+      return 1;
+    }
+    wait_completions(&job, poll);
+  }
+  /* Drain what is in flight, so that every unmap happens. */
+  while (inflight(&job)) wait_completions(&job, poll);
+  report(&job);
+  return job.verify_errors ? 2 : 0;
+}
+
+static const struct hal_param_decl fio_params[] = {
+    IOMMU_SETUP_PARAMS,
+    {"rw", 2, "0 read, 1 write, 2 randread, 3 randwrite, 4 randrw (sequential ones step through the job's region)."},
+    {"rwmixread", 50, "randrw: percentage of reads."},
+    {"bs", 4096, "Block size in bytes, a multiple of 4096 (at most 4 MiB)."},
+    {"iodepth", 32, "Requests each job keeps in flight."},
+    {"drives", 1, "Drives used: nvme0 .. nvme<drives-1>; job r (the app's r-th core) uses drive r % drives."},
+    {"runtime_us", 2000, "Measured time after the warm-up, us."},
+    {"warmup_us", 1000, "I/O before the measured window, us."},
+    {"io_poll", 0, "1: completions by polling the CQ (Linux io_poll), no interrupts."},
+    {"verify", 0, "1: write a pattern over each job's region first, then check every read against it."},
+    {"region_mib", 1024, "LBA span of each job in MiB (0: the job's share of the namespace)."},
+    {"bounce", 0, "1: bounce every buffer through swiotlb (an untrusted device; swiotlb=512,4,force)."},
+    {"swiotlb_search", 0, "Bounce slot search: 0 pool-first (before seed 004), 1 area-first."},
+    {0, 0, 0},
+};
+
+const struct hal_app app_fio = {"fio",
+                                "fio-style block I/O on the NVMe drives: jobs, iodepth, block size, read/write mix, "
+                                "through the DMA API (strict, lazy, passthrough or bounced).",
+                                fio_main, fio_params};

@@ -1,0 +1,84 @@
+#include "apps/iommu_setup.h"
+
+#include "hal/hal.h"
+#include "lib/string.h"
+
+static struct smmu_device smmu;
+static bool smmu_up;
+
+bool iommu_setup_params_valid(const char *app) {
+  static const struct {
+    const char *name;
+    uint64_t max;
+  } limits[] = {{"unmap", 2}, {"cmdq", 2}, {"sync", 2}, {"tlbi", 1}, {"elide", 1}, {"gather_when_queued", 1},
+                {"iova_cache", 1}, {"rcache", 1}, {"dma32_first", 1}};
+  for (unsigned i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+    if (hal_param(limits[i].name) > limits[i].max) {
+      hal_log(HAL_LOG_ERROR, "%s: parameter %s = %llu is out of range (0..%llu)", app, limits[i].name,
+              (unsigned long long)hal_param(limits[i].name), (unsigned long long)limits[i].max);
+      return false;
+    }
+  }
+  return true;
+}
+
+struct smmu_device *iommu_setup_smmu(const char *app, bool *failed) {
+  *failed = false;
+  if (smmu_up) return &smmu;
+  if (!hal_smmu().size) {
+    hal_log(HAL_LOG_WARN, "%s: the platform has no SMMU: devices use physical addresses", app);
+    return NULL;
+  }
+  if (smmu_probe(&smmu, hal_smmu().base) != 0 || smmu_reset(&smmu) != 0) {
+    hal_log(HAL_LOG_ERROR, "%s: SMMU bring-up failed", app);
+    *failed = true;
+    return NULL;
+  }
+  const struct smmu_policy want = {(enum smmu_sync_policy)hal_param("sync"), (enum smmu_tlbi_policy)hal_param("tlbi"),
+                                   0, (enum smmu_cmdq_policy)hal_param("cmdq"), hal_param("elide") != 0};
+  const struct smmu_policy got = smmu_set_policy(&smmu, want);
+  hal_stat_set("policy_cmdq", got.cmdq);
+  hal_stat_set("policy_sync", got.sync);
+  hal_stat_set("policy_tlbi", got.tlbi);
+  smmu_up = true;
+  return &smmu;
+}
+
+int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_t asid, struct swiotlb_mem *bounce) {
+  sw_memset(d, 0, sizeof *d);
+  bool failed;
+  struct smmu_device *s = iommu_setup_smmu(app, &failed);
+  if (!s) return failed ? -1 : 0;
+  const unsigned unmap = (unsigned)hal_param("unmap");
+  if (unmap == 2) return smmu_attach_bypass(s, sid) == 0 ? 0 : -1;
+  const struct iommu_domain_policy dp = {IOMMU_WALK_FLUSH_ASID, IOMMU_MAP_SG_BATCHED, false};
+  struct dma_policy pol;
+  sw_memset(&pol, 0, sizeof pol);
+  pol.unmap = unmap == 1 ? DMA_UNMAP_LAZY : DMA_UNMAP_STRICT;
+  pol.gather_when_queued = hal_param("gather_when_queued") != 0;
+  pol.iova.cache = (enum iova_cache_policy)hal_param("iova_cache");
+  pol.iova.rcache = hal_param("rcache") != 0;
+  pol.skip_32bit_first = hal_param("dma32_first") == 0;
+  if (iommu_domain_init(&d->domain, s, asid, 4096, &dp) != 0 || iommu_dma_cookie_init(&d->cookie, &d->domain, &pol) != 0 ||
+      dma_dev_init(&d->dev, &d->cookie, sid, DMA_BIT_MASK(48), bounce) != 0) {
+    hal_log(HAL_LOG_ERROR, "%s: cannot set up the DMA domain of stream %u", app, sid);
+    return -1;
+  }
+  d->translated = true;
+  return 0;
+}
+
+void iommu_setup_report(const struct app_dma *d) {
+  if (!d->translated) return;
+  hal_stat_set("smmu_commands", (double)smmu.stats.commands);
+  hal_stat_set("smmu_syncs", (double)smmu.stats.syncs);
+  hal_stat_set("smmu_syncs_elided", (double)smmu.stats.syncs_elided);
+  hal_stat_set("iovas_allocated", (double)d->cookie.stats.iovas_allocated);
+  hal_stat_set("fq_flushes", (double)d->cookie.stats.fq_flushes);
+  hal_stat_set("pages_gathered", (double)d->domain.stats.pages_gathered);
+  hal_stat_set("gather_syncs", (double)d->domain.stats.gather_syncs);
+  if (d->cookie.stats.lazy_windows) {
+    hal_stat_set("lazy_window_mean_ns", (double)d->cookie.stats.lazy_window_sum_ns / (double)d->cookie.stats.lazy_windows);
+    hal_stat_set("lazy_window_max_ns", (double)d->cookie.stats.lazy_window_max_ns);
+  }
+}

@@ -1,0 +1,54 @@
+/*
+ * What apps that drive a DMA master share: the SMMU brought up once with the
+ * driver policies the app's parameters select, and a device's stream
+ * attached to its own DMA domain (strict or lazy) or to bypass.
+ *
+ * Parameters the app must declare (IOMMU_SETUP_PARAMS): unmap, cmdq, sync,
+ * tlbi, elide, gather_when_queued, iova_cache, rcache, dma32_first.
+ */
+#ifndef SMMU_VP_SW_APPS_IOMMU_SETUP_H
+#define SMMU_VP_SW_APPS_IOMMU_SETUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "iommu/dma_iommu.h"
+#include "iommu/iommu.h"
+#include "iommu/swiotlb.h"
+#include "smmu/arm_smmu.h"
+
+#define IOMMU_SETUP_PARAMS                                                                                      \
+  {"unmap", 0, "DMA unmap policy: 0 strict, 1 lazy (flush queue), 2 passthrough (SMMU bypass for the device)."}, \
+      {"cmdq", 1, "SMMU command submission: 0 spinlock (v5.3), 1 lock-free (v5.4), 2 ECMDQ per core."},          \
+      {"sync", 0, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI."},                                                 \
+      {"tlbi", 0, "Invalidation: 0 one TLBI per page, 1 range TLBI (RIL)."},                                     \
+      {"elide", 0, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI)."},                         \
+      {"gather_when_queued", 1, "Lazy mode: 1 gathers every unmapped leaf (baseline), 0 skips it (seed 003)."},  \
+      {"iova_cache", 1, "IOVA allocator: 0 cached32_only, 1 cached32_and_64."},                                  \
+      {"rcache", 1, "1: per-CPU IOVA range caches in front of the tree."},                                       \
+      {"dma32_first", 1, "1: IOVAs below 4 GiB first (Linux's rule for PCI devices); 0: the whole 48-bit space (a platform device)."}
+
+/* One device's DMA context. */
+struct app_dma {
+  struct iommu_domain domain;
+  struct iommu_dma_cookie cookie;
+  struct dma_dev dev;
+  bool translated; /* false: bypass or no SMMU, device addresses are physical */
+};
+
+/* Checks the shared parameters' ranges; logs the first bad one. */
+bool iommu_setup_params_valid(const char *app);
+/* Probes and resets the SMMU and sets the policies (once, on one core).
+ * Returns the SMMU, or NULL when the platform has none (a warning is
+ * logged) or bring-up failed (*failed set). */
+struct smmu_device *iommu_setup_smmu(const char *app, bool *failed);
+/* Attaches stream `sid`: bypass (unmap 2, or no SMMU) or a DMA domain with
+ * ASID `asid` and the unmap policy. `bounce`, if not NULL, forces bounce
+ * buffering for it (an untrusted device). 0 or -1, logged. */
+int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_t asid, struct swiotlb_mem *bounce);
+/* The DMA device to map through, or NULL for physical addresses. */
+static inline struct dma_dev *app_dma_dev(struct app_dma *d) { return d->translated ? &d->dev : 0; }
+/* The SMMU's and the domain's counters into the app's stats. */
+void iommu_setup_report(const struct app_dma *d);
+
+#endif
