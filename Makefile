@@ -42,7 +42,7 @@ run: configure
 	@if grep -q '"sweep"' $(SCENARIO); then ./$(BUILD)/smmu-vp sweep $(SCENARIO) --out $(OUT)/sweep; fi
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ctest --output-on-failure -j $(JOBS)
 
 bench: build
 	./$(BUILD)/bench/smmu-vp-bench
