@@ -4,7 +4,8 @@
  * attached to its own DMA domain (strict or lazy) or to bypass.
  *
  * Parameters the app must declare (IOMMU_SETUP_PARAMS): unmap, cmdq, sync,
- * tlbi, elide, gather_when_queued, iova_cache, rcache, dma32_first.
+ * tlbi, elide, gather_when_queued, iova_cache, rcache, dma32_first,
+ * sync_each_page.
  */
 #ifndef SMMU_VP_SW_APPS_IOMMU_SETUP_H
 #define SMMU_VP_SW_APPS_IOMMU_SETUP_H
@@ -26,7 +27,8 @@
       {"gather_when_queued", 1, "Lazy mode: 1 gathers every unmapped leaf (baseline), 0 skips it (seed 003)."},  \
       {"iova_cache", 1, "IOVA allocator: 0 cached32_only, 1 cached32_and_64."},                                  \
       {"rcache", 1, "1: per-CPU IOVA range caches in front of the tree."},                                       \
-      {"dma32_first", 1, "1: IOVAs below 4 GiB first (Linux's rule for PCI devices); 0: the whole 48-bit space (a platform device)."}
+      {"dma32_first", 1, "1: IOVAs below 4 GiB first (Linux's rule for PCI devices); 0: the whole 48-bit space (a platform device)."}, \
+      {"sync_each_page", 0, "1: Linux 4.13's unmap, a TLBI + CMD_SYNC per 4 KiB page; 0: one sync per unmapped range (since 2017)."}
 
 /* One device's DMA context. */
 struct app_dma {

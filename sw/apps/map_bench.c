@@ -131,6 +131,7 @@ static int map_bench_main(void) {
   struct iommu_domain_policy pol[2];
   for (unsigned p = 0; p < 2; p++) {
     pol[p].non_coherent_walk = hal_param("coherent") == 0;
+    pol[p].sync_each_page = false;
     pol[p].walk_flush = experiment == 0 && p == 1 ? IOMMU_WALK_FLUSH_ASID : IOMMU_WALK_FLUSH_VA;
     /* Seed 000's kernel still mapped a list element by element. */
     pol[p].map_sg = experiment == 1 && p == 1 ? IOMMU_MAP_SG_BATCHED : IOMMU_MAP_SG_PER_ELEMENT;

@@ -294,12 +294,14 @@ static size_t unmap_chunks(struct iommu_domain *dom, uint64_t iova, size_t size,
     const size_t pgsize = iommu_pgsize(dom, iova, iova, size - unmapped, &count);
     charge_calls(dom, 1);
     if (!pgsize || !count) break;
+    if (dom->policy.sync_each_page) count = 1; /* one ops->unmap call per page, as 4.13 */
     charge_indirect(dom, 2);
     charge_driver_op(dom);
     charge_calls(dom, pgtable_frames(dom, pgsize));
     dom->stats.unmap_pages_calls++;
     const size_t done = io_pgtable_unmap_pages(&dom->pgt, iova, pgsize, count, gather);
     if (!done) break;
+    if (dom->policy.sync_each_page && !gather->queued) iommu_iotlb_sync(dom, gather);
     iova += done;
     unmapped += done;
   }

@@ -69,6 +69,11 @@ struct iommu_domain_policy {
   /* The SMMU's table walks do not snoop CPU caches: io-pgtable cleans every
    * descriptor it writes (charged "cache_clean_line"). Off: coherent walks. */
   bool non_coherent_walk;
+  /* Linux 4.13 and before: an unmap is one driver call per page-size chunk,
+   * each ending with its own TLB sync (a TLBI + CMD_SYNC per 4 KiB page).
+   * Off (the default since Zhen Lei's 2017 series, "Thunder patches 2-5"
+   * of seed 001): the chunks are gathered and synced once per unmap. */
+  bool sync_each_page;
 };
 
 /* One element of a scatter-gather list: physically contiguous bytes. */
