@@ -4,6 +4,7 @@
 #include "config/run_config.h"
 #include "devices/dma_device.h"
 #include "devices/nic_device.h"
+#include "devices/nvme_device.h"
 
 #include <unistd.h>
 
@@ -774,6 +775,42 @@ TEST(DeviceTypes, NicBadParametersNamed) {
   // 16 queues from line 250 need lines up to 265 of 256.
   EXPECT_TRUE(fails_at(nic_doc(), "/platform/devices/nic0/irq", {"do not exist"}, {"platform.devices.nic0.irq=250"}));
   EXPECT_TRUE(fails_at(nic_doc(R"(, "colour": 1)"), "/platform/devices/nic0/colour", {"unknown key"}));
+}
+
+json nvme_doc(const char* extra = "") {
+  return json::parse(std::string(R"({
+    "platform": { "cpu": { "count": 2 },
+      "devices": { "ssd0": { "type": "nvme", "base": "0x10200000", "irq": 60, "stream_id": 48)") + extra + R"( } } },
+    "scenario": {} })");
+}
+
+TEST(DeviceTypes, NvmeParametersParsedWithDefaults) {
+  ASSERT_NE(find_device_type("nvme"), nullptr);
+  const RunConfig rc = build(nvme_doc(R"(, "queues": 8, "vectors": 9, "lba_bytes": 512, "read_latency_us": 80)"));
+  ASSERT_EQ(rc.devices.size(), 1u);
+  const DeviceConfig& d = rc.devices[0];
+  const NvmeConfig c = nvme_config(d);
+  const NvmeConfig defaults;
+  EXPECT_EQ(c.queues, 8u);
+  EXPECT_EQ(c.vectors, 9u);
+  EXPECT_EQ(c.lba_bytes, 512u);
+  EXPECT_EQ(c.read_latency_us, 80.0);
+  EXPECT_EQ(c.write_latency_us, defaults.write_latency_us);
+  EXPECT_EQ(c.parallelism, defaults.parallelism);
+  EXPECT_EQ(c.read_mbps, defaults.read_mbps);
+  EXPECT_EQ(c.capacity_gib, defaults.capacity_gib);
+  EXPECT_EQ(c.stream_id, 48u);
+  EXPECT_EQ(c.irq, 60u);
+  EXPECT_EQ(d.size, static_cast<uint64_t>(NVME_REG_BLOCK_SIZE));
+  EXPECT_EQ(d.irq_lines, 9u);
+}
+
+TEST(DeviceTypes, NvmeBadParametersNamed) {
+  EXPECT_TRUE(fails_at(nvme_doc(R"(, "lba_bytes": 1024)"), "/platform/devices/ssd0/lba_bytes", {"512 or 4096"}));
+  EXPECT_TRUE(fails_at(nvme_doc(R"(, "vectors": 65)"), "/platform/devices/ssd0/vectors", {"between 1 and 64"}));
+  EXPECT_TRUE(fails_at(nvme_doc(R"(, "parallelism": 0)"), "/platform/devices/ssd0/parallelism", {"between"}));
+  // 17 vectors from line 250 need lines up to 266 of 256.
+  EXPECT_TRUE(fails_at(nvme_doc(), "/platform/devices/ssd0/irq", {"do not exist"}, {"platform.devices.ssd0.irq=250"}));
 }
 
 TEST(DeviceTypes, UnknownTypeListsTheRegisteredOnes) {

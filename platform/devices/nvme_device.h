@@ -1,0 +1,12 @@
+// "type": "nvme": the NVMe drive (models/nvme) as a platform device.
+#pragma once
+
+#include "devices/device_type.h"
+#include "nvme/nvme.h"
+
+namespace smmu_vp {
+
+// The drive's configuration from a validated platform.devices entry.
+NvmeConfig nvme_config(const DeviceConfig& d);
+
+}  // namespace smmu_vp
