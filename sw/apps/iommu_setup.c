@@ -11,7 +11,7 @@ bool iommu_setup_params_valid(const char *app) {
     const char *name;
     uint64_t max;
   } limits[] = {{"unmap", 2}, {"cmdq", 2}, {"sync", 2}, {"tlbi", 1}, {"elide", 1}, {"gather_when_queued", 1},
-                {"iova_cache", 1}, {"rcache", 1}, {"dma32_first", 1}, {"sync_each_page", 1}};
+                {"iova_cache", 1}, {"rcache", 1}, {"dma32_first", 1}, {"sync_each_page", 1}, {"map_sg", 1}};
   for (unsigned i = 0; i < sizeof limits / sizeof limits[0]; i++) {
     if (hal_param(limits[i].name) > limits[i].max) {
       hal_log(HAL_LOG_ERROR, "%s: parameter %s = %llu is out of range (0..%llu)", app, limits[i].name,
@@ -51,7 +51,7 @@ int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_
   if (!s) return failed ? -1 : 0;
   const unsigned unmap = (unsigned)hal_param("unmap");
   if (unmap == 2) return smmu_attach_bypass(s, sid) == 0 ? 0 : -1;
-  const struct iommu_domain_policy dp = {IOMMU_WALK_FLUSH_ASID, IOMMU_MAP_SG_BATCHED, false,
+  const struct iommu_domain_policy dp = {IOMMU_WALK_FLUSH_ASID, (enum iommu_map_sg_policy)hal_param("map_sg"), false,
                                          hal_param("sync_each_page") != 0};
   struct dma_policy pol;
   sw_memset(&pol, 0, sizeof pol);

@@ -5,7 +5,7 @@
  *
  * Parameters the app must declare (IOMMU_SETUP_PARAMS): unmap, cmdq, sync,
  * tlbi, elide, gather_when_queued, iova_cache, rcache, dma32_first,
- * sync_each_page.
+ * sync_each_page, map_sg.
  */
 #ifndef SMMU_VP_SW_APPS_IOMMU_SETUP_H
 #define SMMU_VP_SW_APPS_IOMMU_SETUP_H
@@ -28,7 +28,12 @@
       {"iova_cache", 1, "IOVA allocator: 0 cached32_only, 1 cached32_and_64."},                                  \
       {"rcache", 1, "1: per-CPU IOVA range caches in front of the tree."},                                       \
       {"dma32_first", 1, "1: IOVAs below 4 GiB first (Linux's rule for PCI devices); 0: the whole 48-bit space (a platform device)."}, \
-      {"sync_each_page", 0, "1: Linux 4.13's unmap, a TLBI + CMD_SYNC per 4 KiB page; 0: one sync per unmapped range (since 2017)."}
+      {"sync_each_page", 0, "1: Linux 4.13's unmap, a TLBI + CMD_SYNC per 4 KiB page; 0: one sync per unmapped range (since 2017)."}, \
+      {"map_sg", 1, "dma_map_sg into the page tables: 0 element by element through the whole call chain (before seed 002), 1 batched."}
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* One device's DMA context. */
 struct app_dma {
@@ -52,5 +57,9 @@ int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_
 static inline struct dma_dev *app_dma_dev(struct app_dma *d) { return d->translated ? &d->dev : 0; }
 /* The SMMU's and the domain's counters into the app's stats. */
 void iommu_setup_report(const struct app_dma *d);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
