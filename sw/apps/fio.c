@@ -96,21 +96,23 @@ static int setup_drives(void) {
       hal_log(HAL_LOG_ERROR, "fio: the platform has no device %s (drives = %u)", name, drives());
       return -1;
     }
-    struct swiotlb_mem *bounce = NULL;
-    if (hal_param("bounce")) {
-      /* seed 004's swiotlb=512,4,force: 512 slots of 2 KiB in 4 areas. */
+    /* The bounce pool is filled after the attach, which only records it. */
+    struct swiotlb_mem *bounce = hal_param("bounce") ? &bounce_pools[d] : NULL;
+    if (iommu_setup_attach(&dmas[d], "fio", info.stream_id, (uint16_t)(d + 1), bounce) != 0) return -1;
+    if (bounce) {
+      /* seed 004's swiotlb=512,4,force: 512 slots of 2 KiB in 4 areas, more
+       * pools as it fills (the seed's kernel allocated several). */
       struct swiotlb_config cfg;
       sw_memset(&cfg, 0, sizeof cfg);
       cfg.pool_size = 512 * 2048;
       cfg.nareas = 4;
+      cfg.dynamic = true;
       cfg.search = (enum swiotlb_search)hal_param("swiotlb_search");
-      if (swiotlb_init(&bounce_pools[d], &cfg) != 0) {
+      if (swiotlb_init(bounce, &cfg) != 0) {
         hal_log(HAL_LOG_ERROR, "fio: cannot set up the bounce pool of %s", name);
         return -1;
       }
-      bounce = &bounce_pools[d];
     }
-    if (iommu_setup_attach(&dmas[d], "fio", info.stream_id, (uint16_t)(d + 1), bounce) != 0) return -1;
     if (nvme_probe(&ctrls[d], name, app_dma_dev(&dmas[d]), jobs_on(d), (unsigned)hal_param("iodepth") + 1,
                    hal_param("io_poll") != 0) != 0)
       return -1;

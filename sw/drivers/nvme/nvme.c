@@ -30,6 +30,10 @@ static int wait_ready(const struct nvme_ctrl *c, bool ready) {
   }
 }
 
+static size_t queue_bytes(uint16_t depth, size_t entry) {
+  return ((size_t)depth * entry + NVME_PAGE - 1) & ~(size_t)(NVME_PAGE - 1);
+}
+
 /* A queue's rings, identifiers and PRP list pages: coherent memory. */
 static int queue_alloc(struct nvme_ctrl *c, struct nvme_queue *q, uint16_t qid, uint16_t depth) {
   phys_addr_t sq_pa, cq_pa, lists_pa, meta_pa;
@@ -38,8 +42,8 @@ static int queue_alloc(struct nvme_ctrl *c, struct nvme_queue *q, uint16_t qid, 
   q->qid = qid;
   q->depth = depth;
   q->cq_phase = 1;
-  q->sq = (struct nvme_sqe *)hal_dma_alloc((size_t)depth * NVME_SQE_BYTES, NVME_PAGE, &sq_pa);
-  q->cq = (struct nvme_cqe *)hal_dma_alloc((size_t)depth * NVME_CQE_BYTES, NVME_PAGE, &cq_pa);
+  q->sq = (struct nvme_sqe *)hal_dma_alloc(queue_bytes(depth, NVME_SQE_BYTES), NVME_PAGE, &sq_pa);
+  q->cq = (struct nvme_cqe *)hal_dma_alloc(queue_bytes(depth, NVME_CQE_BYTES), NVME_PAGE, &cq_pa);
   q->prp_lists = (uint64_t *)hal_dma_alloc((size_t)depth * NVME_PAGE, NVME_PAGE, &lists_pa);
   uint8_t *meta = (uint8_t *)hal_dma_alloc((size_t)depth * (sizeof(void *) + sizeof(uint16_t)), 64, &meta_pa);
   if (!q->sq || !q->cq || !q->prp_lists || !meta) return -1;
@@ -47,9 +51,10 @@ static int queue_alloc(struct nvme_ctrl *c, struct nvme_queue *q, uint16_t qid, 
   q->free_cids = (uint16_t *)(meta + (size_t)depth * sizeof(void *));
   for (uint16_t i = 0; i < depth; i++) q->free_cids[i] = (uint16_t)(depth - 1 - i);
   q->nfree = depth;
-  q->sq_dma = nvme_map(c, sq_pa, (size_t)depth * NVME_SQE_BYTES, DMA_TO_DEVICE);
-  q->cq_dma = nvme_map(c, cq_pa, (size_t)depth * NVME_CQE_BYTES, DMA_FROM_DEVICE);
-  q->prp_lists_dma = nvme_map(c, lists_pa, (size_t)depth * NVME_PAGE, DMA_TO_DEVICE);
+  /* Whole pages, as dma_alloc_coherent gives: never bounced. */
+  q->sq_dma = nvme_map(c, sq_pa, queue_bytes(depth, NVME_SQE_BYTES), DMA_BIDIRECTIONAL);
+  q->cq_dma = nvme_map(c, cq_pa, queue_bytes(depth, NVME_CQE_BYTES), DMA_BIDIRECTIONAL);
+  q->prp_lists_dma = nvme_map(c, lists_pa, (size_t)depth * NVME_PAGE, DMA_BIDIRECTIONAL);
   if (q->sq_dma == DMA_MAPPING_ERROR || q->cq_dma == DMA_MAPPING_ERROR || q->prp_lists_dma == DMA_MAPPING_ERROR)
     return -1;
   return 0;
