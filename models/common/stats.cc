@@ -141,7 +141,8 @@ nlohmann::json StatsRegistry::histogram_json(const Histogram& h) {
   return nlohmann::json{{"unit", h.unit()},         {"count", h.count()},
                         {"min", h.min()},           {"mean", h.mean()},
                         {"p50", h.percentile(50)},  {"p90", h.percentile(90)},
-                        {"p99", h.percentile(99)},  {"max", h.max()},
+                        {"p99", h.percentile(99)},  {"p999", h.percentile(99.9)},
+                        {"max", h.max()},
                         {"sum", h.sum()}};
 }
 

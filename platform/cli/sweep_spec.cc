@@ -196,7 +196,7 @@ std::string SweepPoint::describe(const SweepSpec& spec) const {
 }
 
 const std::vector<std::string>& histogram_fields() {
-  static const std::vector<std::string> fields = {"p50", "p90", "p99", "max", "min", "mean", "count"};
+  static const std::vector<std::string> fields = {"p50", "p90", "p99", "p999", "max", "min", "mean", "count"};
   return fields;
 }
 

@@ -77,6 +77,12 @@ static bool params_valid(void) {
             NVME_MAX_REQUEST_PAGES * 4, FIO_MAX_DEPTH - 1, FIO_MAX_DRIVES);
     return false;
   }
+  if (hal_param("jobs") && hal_param("jobs") * drives() != hal_app_cores()) {
+    hal_log(HAL_LOG_ERROR, "fio: jobs = %llu per drive on %u drive(s) needs %llu cores; the app has %u",
+            (unsigned long long)hal_param("jobs"), drives(), (unsigned long long)(hal_param("jobs") * drives()),
+            hal_app_cores());
+    return false;
+  }
   if (hal_app_cores() < drives()) {
     hal_log(HAL_LOG_ERROR, "fio: %u drives need at least as many cores (one job each); the app has %u", drives(),
             hal_app_cores());
@@ -370,6 +376,7 @@ static const struct hal_param_decl fio_params[] = {
     {"bs", 4096, "Block size in bytes, a multiple of 4096 (at most 4 MiB)."},
     {"iodepth", 32, "Requests each job keeps in flight."},
     {"drives", 1, "Drives used: nvme0 .. nvme<drives-1>; job r (the app's r-th core) uses drive r % drives."},
+    {"jobs", 0, "Jobs per drive; each job is one of the app's cores, so cores = jobs x drives (0: cores / drives)."},
     {"runtime_us", 2000, "Measured time after the warm-up, us."},
     {"warmup_us", 1000, "I/O before the measured window, us."},
     {"io_poll", 0, "1: completions by polling the CQ (Linux io_poll), no interrupts."},

@@ -493,3 +493,21 @@ TEST(CliNvme, Seed004BounceRunsBothSearches) {
   EXPECT_GT(at.at("pool-first")["iops"].get<double>(), 0.0);
   EXPECT_GT(at.at("area-first")["iops"].get<double>(), 0.0);
 }
+
+TEST(CliNvme, FioIsDeterministic) {
+  const std::string args = " --set scenario.apps.0.params.warmup_us=500 --set scenario.apps.0.params.runtime_us=1000 "
+                           "--set scenario.apps.0.params.sync=2 --set scenario.apps.0.params.sync_each_page=0";
+  const fs::path a = temp_dir("fio-a"), b = temp_dir("fio-b");
+  ASSERT_EQ(sh("run " + kScenarios + "seed001_fio_4nvme.json --quiet --out " + a.string() + args).exit_code, 0);
+  ASSERT_EQ(sh("run " + kScenarios + "seed001_fio_4nvme.json --quiet --out " + b.string() + args).exit_code, 0);
+  nlohmann::json ja = read_json(a / "stats.json"), jb = read_json(b / "stats.json");
+  ja.erase("wallclock");
+  jb.erase("wallclock");
+  EXPECT_EQ(ja, jb);
+  EXPECT_GT(ja["nvme0"]["reads"].get<uint64_t>(), 0u);
+  // jobs per drive must agree with the cores the scenario gives the app.
+  const Cmd bad = sh("run " + kScenarios + "seed001_fio_4nvme.json --quiet --out " + temp_dir("fio-c").string() + args +
+                     " --set scenario.apps.0.params.jobs=2");
+  EXPECT_EQ(bad.exit_code, 3) << bad.out;
+  EXPECT_NE(bad.out.find("jobs = 2 per drive"), std::string::npos) << bad.out;
+}
