@@ -1,5 +1,6 @@
 #include "apps/apps.h"
 
+extern const struct hal_app app_camera;
 extern const struct hal_app app_dma_copy;
 extern const struct hal_app app_fio;
 extern const struct hal_app app_iova_bench;
@@ -11,6 +12,7 @@ extern const struct hal_app app_smmu_stress;
 extern const struct hal_app app_swiotlb_bench;
 
 const struct hal_app *const sw_apps[] = {
+    &app_camera,
     &app_dma_copy,
     &app_fio,
     &app_iova_bench,

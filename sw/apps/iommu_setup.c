@@ -4,14 +4,17 @@
 #include "lib/string.h"
 
 static struct smmu_device smmu;
-static bool smmu_up;
+/* Apps on other cores (a NIC and a camera, say) share the one SMMU: the
+ * first to get here brings it up, the others wait for it. */
+enum { SMMU_DOWN = 0, SMMU_COMING_UP = 1, SMMU_UP = 2, SMMU_FAILED = 3 };
+static volatile uint32_t smmu_state;
 
 bool iommu_setup_params_valid(const char *app) {
   static const struct {
     const char *name;
     uint64_t max;
   } limits[] = {{"unmap", 2}, {"cmdq", 2}, {"sync", 2}, {"tlbi", 1}, {"elide", 1}, {"gather_when_queued", 1},
-                {"iova_cache", 1}, {"rcache", 1}, {"dma32_first", 1}, {"sync_each_page", 1}, {"map_sg", 1}};
+                {"iova_cache", 1}, {"rcache", 1}, {"dma32_first", 1}, {"sync_each_page", 1}, {"map_sg", 1}, {"walk_flush", 1}, {"coherent_walk", 1}};
   for (unsigned i = 0; i < sizeof limits / sizeof limits[0]; i++) {
     if (hal_param(limits[i].name) > limits[i].max) {
       hal_log(HAL_LOG_ERROR, "%s: parameter %s = %llu is out of range (0..%llu)", app, limits[i].name,
@@ -24,14 +27,21 @@ bool iommu_setup_params_valid(const char *app) {
 
 struct smmu_device *iommu_setup_smmu(const char *app, bool *failed) {
   *failed = false;
-  if (smmu_up) return &smmu;
   if (!hal_smmu().size) {
     hal_log(HAL_LOG_WARN, "%s: the platform has no SMMU: devices use physical addresses", app);
     return NULL;
   }
+  if (hal_cmpxchg32(&smmu_state, SMMU_DOWN, SMMU_COMING_UP) != SMMU_DOWN) {
+    uint32_t st;
+    while ((st = hal_load32(&smmu_state)) == SMMU_COMING_UP) hal_wfe();
+    *failed = st != SMMU_UP;
+    return st == SMMU_UP ? &smmu : NULL;
+  }
   if (smmu_probe(&smmu, hal_smmu().base) != 0 || smmu_reset(&smmu) != 0) {
     hal_log(HAL_LOG_ERROR, "%s: SMMU bring-up failed", app);
     *failed = true;
+    hal_store32(&smmu_state, SMMU_FAILED);
+    hal_sev();
     return NULL;
   }
   const struct smmu_policy want = {(enum smmu_sync_policy)hal_param("sync"), (enum smmu_tlbi_policy)hal_param("tlbi"),
@@ -40,7 +50,8 @@ struct smmu_device *iommu_setup_smmu(const char *app, bool *failed) {
   hal_stat_set("policy_cmdq", got.cmdq);
   hal_stat_set("policy_sync", got.sync);
   hal_stat_set("policy_tlbi", got.tlbi);
-  smmu_up = true;
+  hal_store32(&smmu_state, SMMU_UP);
+  hal_sev();
   return &smmu;
 }
 
@@ -51,7 +62,8 @@ int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_
   if (!s) return failed ? -1 : 0;
   const unsigned unmap = (unsigned)hal_param("unmap");
   if (unmap == 2) return smmu_attach_bypass(s, sid) == 0 ? 0 : -1;
-  const struct iommu_domain_policy dp = {IOMMU_WALK_FLUSH_ASID, (enum iommu_map_sg_policy)hal_param("map_sg"), false,
+  const struct iommu_domain_policy dp = {(enum iommu_walk_flush_policy)hal_param("walk_flush"),
+                                         (enum iommu_map_sg_policy)hal_param("map_sg"), hal_param("coherent_walk") == 0,
                                          hal_param("sync_each_page") != 0};
   struct dma_policy pol;
   sw_memset(&pol, 0, sizeof pol);

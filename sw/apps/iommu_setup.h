@@ -5,7 +5,7 @@
  *
  * Parameters the app must declare (IOMMU_SETUP_PARAMS): unmap, cmdq, sync,
  * tlbi, elide, gather_when_queued, iova_cache, rcache, dma32_first,
- * sync_each_page, map_sg.
+ * sync_each_page, map_sg, walk_flush, coherent_walk.
  */
 #ifndef SMMU_VP_SW_APPS_IOMMU_SETUP_H
 #define SMMU_VP_SW_APPS_IOMMU_SETUP_H
@@ -29,7 +29,9 @@
       {"rcache", 1, "1: per-CPU IOVA range caches in front of the tree."},                                       \
       {"dma32_first", 1, "1: IOVAs below 4 GiB first (Linux's rule for PCI devices); 0: the whole 48-bit space (a platform device)."}, \
       {"sync_each_page", 0, "1: Linux 4.13's unmap, a TLBI + CMD_SYNC per 4 KiB page; 0: one sync per unmapped range (since 2017)."}, \
-      {"map_sg", 1, "dma_map_sg into the page tables: 0 element by element through the whole call chain (before seed 002), 1 batched."}
+      {"map_sg", 1, "dma_map_sg into the page tables: 0 element by element through the whole call chain (before seed 002), 1 batched."}, \
+      {"walk_flush", 1, "A removed table's walk-cache flush: 0 one TLBI per granule it covered (before seed 000), 1 one TLBI for the ASID."}, \
+      {"coherent_walk", 1, "1: the SMMU's table walks snoop CPU caches; 0: io-pgtable cleans each descriptor it writes (phone SoCs)."}
 
 #ifdef __cplusplus
 extern "C" {
