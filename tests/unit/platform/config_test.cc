@@ -134,8 +134,8 @@ const BadCase kBadCases[] = {
     {"stop_time_zero", R"({"scenario": {"stop": {"max_time_us": 0}}})", "/scenario/stop/max_time_us", {"must be between"}},
     {"intc_lines_range", R"({"platform": {"intc": {"lines": 2000}}})", "/platform/intc/lines", {"must be between 1 and 1024"}},
     // bad choices
-    {"bad_device_type", R"({"platform": {"devices": {"dma0": {"type": "gpu"}}}})", "/platform/devices/dma0/type", {"\"gpu\" is not one of: dma"}},
-    {"device_type_not_string", R"({"platform": {"devices": {"dma0": {"type": 5}}}})", "/platform/devices/dma0/type", {"one of: dma"}},
+    {"bad_device_type", R"({"platform": {"devices": {"dma0": {"type": "gpu"}}}})", "/platform/devices/dma0/type", {"\"gpu\" is not one of: camera, dma"}},
+    {"device_type_not_string", R"({"platform": {"devices": {"dma0": {"type": 5}}}})", "/platform/devices/dma0/type", {"one of: camera, dma"}},
     // missing required fields
     {"missing_device_type", R"({"platform": {"devices": {"dma0": {"type": null}}}})", "/platform/devices/dma0/type", {"missing"}},
     {"missing_device_base", R"({"platform": {"devices": {"dma0": {"base": null}}}})", "/platform/devices/dma0/base", {"required", "missing"}},
