@@ -2,6 +2,7 @@
 // rejected with the JSON path of the problem, and good ones resolve to a
 // complete document and RunConfig.
 #include "config/run_config.h"
+#include "devices/camera_device.h"
 #include "devices/dma_device.h"
 #include "devices/nic_device.h"
 #include "devices/nvme_device.h"
@@ -133,8 +134,8 @@ const BadCase kBadCases[] = {
     {"stop_time_zero", R"({"scenario": {"stop": {"max_time_us": 0}}})", "/scenario/stop/max_time_us", {"must be between"}},
     {"intc_lines_range", R"({"platform": {"intc": {"lines": 2000}}})", "/platform/intc/lines", {"must be between 1 and 1024"}},
     // bad choices
-    {"bad_device_type", R"({"platform": {"devices": {"dma0": {"type": "gpu"}}}})", "/platform/devices/dma0/type", {"\"gpu\" is not one of: dma"}},
-    {"device_type_not_string", R"({"platform": {"devices": {"dma0": {"type": 5}}}})", "/platform/devices/dma0/type", {"one of: dma"}},
+    {"bad_device_type", R"({"platform": {"devices": {"dma0": {"type": "gpu"}}}})", "/platform/devices/dma0/type", {"\"gpu\" is not one of: camera, dma"}},
+    {"device_type_not_string", R"({"platform": {"devices": {"dma0": {"type": 5}}}})", "/platform/devices/dma0/type", {"one of: camera, dma"}},
     // missing required fields
     {"missing_device_type", R"({"platform": {"devices": {"dma0": {"type": null}}}})", "/platform/devices/dma0/type", {"missing"}},
     {"missing_device_base", R"({"platform": {"devices": {"dma0": {"base": null}}}})", "/platform/devices/dma0/base", {"required", "missing"}},
@@ -815,6 +816,45 @@ TEST(DeviceTypes, NvmeBadParametersNamed) {
   EXPECT_TRUE(fails_at(nvme_doc(R"(, "parallelism": 0)"), "/platform/devices/ssd0/parallelism", {"between"}));
   // 17 vectors from line 250 need lines up to 266 of 256.
   EXPECT_TRUE(fails_at(nvme_doc(), "/platform/devices/ssd0/irq", {"do not exist"}, {"platform.devices.ssd0.irq=250"}));
+}
+
+json camera_doc(const char* extra = "") {
+  return json::parse(std::string(R"({
+    "platform": { "cpu": { "count": 2 },
+      "devices": { "cam0": { "type": "camera", "base": "0x10300000", "irq": 70, "stream_id": 64)") + extra + R"( } } },
+    "scenario": {} })");
+}
+
+TEST(DeviceTypes, CameraParametersParsedWithDefaults) {
+  ASSERT_NE(find_device_type("camera"), nullptr);
+  const RunConfig rc = build(camera_doc(R"(, "width": 1280, "height": 720, "fps": 60, "line_fifo_lines": 8)"));
+  ASSERT_EQ(rc.devices.size(), 1u);
+  const DeviceConfig& d = rc.devices[0];
+  const CameraConfig c = camera_config(d);
+  const CameraConfig defaults;
+  EXPECT_EQ(c.width, 1280u);
+  EXPECT_EQ(c.height, 720u);
+  EXPECT_EQ(c.fps, 60.0);
+  EXPECT_EQ(c.line_fifo_lines, 8u);
+  EXPECT_EQ(c.bytes_per_pixel, defaults.bytes_per_pixel);
+  EXPECT_EQ(c.vblank_lines, defaults.vblank_lines);
+  EXPECT_EQ(c.burst_bytes, defaults.burst_bytes);
+  EXPECT_EQ(c.outstanding_writes, defaults.outstanding_writes);
+  EXPECT_EQ(c.queue_depth, defaults.queue_depth);
+  EXPECT_EQ(c.reg_latency_ns, defaults.reg_latency_ns);
+  EXPECT_EQ(c.stream_id, 64u);
+  EXPECT_EQ(c.irq, 70u);
+  EXPECT_EQ(d.size, static_cast<uint64_t>(CAM_REG_BLOCK_SIZE));
+  EXPECT_EQ(d.irq_lines, 1u);
+}
+
+TEST(DeviceTypes, CameraBadParametersNamed) {
+  EXPECT_TRUE(fails_at(camera_doc(R"(, "width": 0)"), "/platform/devices/cam0/width", {"between"}));
+  EXPECT_TRUE(fails_at(camera_doc(R"(, "fps": 0)"), "/platform/devices/cam0/fps", {"between"}));
+  EXPECT_TRUE(fails_at(camera_doc(R"(, "burst_bytes": 384)"), "/platform/devices/cam0/burst_bytes", {"power of two"}));
+  EXPECT_TRUE(fails_at(camera_doc(R"(, "width": 16384, "bytes_per_pixel": 8, "line_fifo_lines": 1024)"),
+                       "/platform/devices/cam0/line_fifo_lines", {"FIFO"}));
+  EXPECT_TRUE(fails_at(camera_doc(), "/platform/devices/cam0/irq", {}, {"platform.devices.cam0.irq=256"}));
 }
 
 TEST(DeviceTypes, UnknownTypeListsTheRegisteredOnes) {

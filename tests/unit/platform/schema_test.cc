@@ -241,7 +241,9 @@ TEST(ConfigReference, RowsShowTypeDefaultAndUnit) {
   EXPECT_NE(row_of(doc, "platform.devices.NAME.base").find("(required)"), std::string::npos);
   EXPECT_NE(row_of(doc, "platform.devices.NAME.channels").find("Range 1 to 64."), std::string::npos)
       << row_of(doc, "platform.devices.NAME.channels");
-  EXPECT_NE(row_of(doc, "platform.devices.NAME.type").find("One of: `dma`."), std::string::npos);
+  // Each device type's section lists only itself (the first section is now the camera's).
+  EXPECT_NE(row_of(doc, "platform.devices.NAME.type").find("One of: `camera`."), std::string::npos);
+  EXPECT_NE(doc.find("One of: `dma`."), std::string::npos);
   for (const char* section : {"### `platform`", "### `scenario`"}) EXPECT_NE(doc.find(section), std::string::npos) << section;
 }
 
