@@ -558,18 +558,20 @@ TEST(ShippedConfig, DmaCopyScenarioLoads) {
   EXPECT_EQ(rc.dram.base, 0x80000000u);
   EXPECT_EQ(rc.dram.size, 1ull << 30);
   EXPECT_EQ(rc.dram.dma_region.offset, 256u << 20);
-  ASSERT_EQ(rc.devices.size(), 6u);  // dma0, nic0, nvme0..3 (by name)
-  EXPECT_EQ(rc.devices[0].name, "dma0");
-  EXPECT_EQ(rc.devices[0].stream_id, 16u);
-  EXPECT_EQ(rc.devices[2].name, "nvme0");
-  EXPECT_EQ(rc.devices[2].stream_id, 48u);
-  EXPECT_EQ(rc.devices[5].name, "nvme3");
-  EXPECT_EQ(rc.devices[5].irq, 140u);
-  EXPECT_EQ(rc.devices[1].name, "nic0");
-  EXPECT_EQ(rc.devices[1].type, "nic");
-  EXPECT_EQ(nic_config(rc.devices[1]).stream_id, 32u);
-  EXPECT_EQ(dma_config(rc.devices[0]).stream_id, 16u);
-  EXPECT_EQ(dma_config(rc.devices[0]).max_outstanding, 8u);
+  ASSERT_EQ(rc.devices.size(), 7u);  // camera0, dma0, nic0, nvme0..3 (by name)
+  EXPECT_EQ(rc.devices[0].name, "camera0");
+  EXPECT_EQ(rc.devices[0].stream_id, 64u);
+  EXPECT_EQ(rc.devices[1].name, "dma0");
+  EXPECT_EQ(rc.devices[1].stream_id, 16u);
+  EXPECT_EQ(rc.devices[3].name, "nvme0");
+  EXPECT_EQ(rc.devices[3].stream_id, 48u);
+  EXPECT_EQ(rc.devices[6].name, "nvme3");
+  EXPECT_EQ(rc.devices[6].irq, 140u);
+  EXPECT_EQ(rc.devices[2].name, "nic0");
+  EXPECT_EQ(rc.devices[2].type, "nic");
+  EXPECT_EQ(nic_config(rc.devices[2]).stream_id, 32u);
+  EXPECT_EQ(dma_config(rc.devices[1]).stream_id, 16u);
+  EXPECT_EQ(dma_config(rc.devices[1]).max_outstanding, 8u);
   ASSERT_EQ(rc.apps.size(), 2u);
   EXPECT_STREQ(rc.apps[0].app->name, "dma_copy");
   EXPECT_EQ(rc.apps[0].cores, (std::vector<unsigned>{0, 1}));
