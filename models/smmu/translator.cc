@@ -127,6 +127,14 @@ Tlb* Translator::micro_tlb(unsigned port) {
   return micro_tlbs_[port].get();
 }
 
+Translator::SidTlbCounters& Translator::sid_tlb(uint32_t sid) {
+  auto it = sid_tlb_.find(sid);
+  if (it != sid_tlb_.end()) return it->second;
+  const std::string p = prefix_ + ".tlb.by_sid." + std::to_string(sid);
+  return sid_tlb_.emplace(sid, SidTlbCounters{&stats_.counter(p + ".lookups"), &stats_.counter(p + ".hits")})
+      .first->second;
+}
+
 void Translator::enable_stale_check(MemoryPort& untimed) {
   stale_walker_ = std::make_unique<PageTableWalker>(untimed);
   stale_checks_ = &stats_.counter(prefix_ + ".stale_check.checks");
@@ -301,6 +309,9 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
     hit = tlb_.lookup(kind, vmid, asid, req.addr);
     if (hit && micro) micro->insert(hit->entry);
   }
+  SidTlbCounters& by_sid = sid_tlb(req.sid);
+  by_sid.lookups->add();
+  if (hit) by_sid.hits->add();
   if (hit) {
     if (from_tlb(hit->entry.perms).allows(req.access)) {
       if (stale_walker_) check_stale(*hit, sc, req, t);

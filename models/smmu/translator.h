@@ -147,6 +147,14 @@ class Translator {
   std::unique_ptr<PageTableWalker> stale_walker_;  // set by enable_stale_check
   std::map<EntryKey, Ps> last_seen_valid_;
   std::map<Ps, Ps> done_by_arrival_;  // arrival -> latest completion of translations arriving then
+  // TLB lookups and hits by StreamID (smmu.tlb.by_sid.<sid>.*), so that a
+  // study sees which device suffers the misses.
+  struct SidTlbCounters {
+    Counter* lookups;
+    Counter* hits;
+  };
+  SidTlbCounters& sid_tlb(uint32_t sid);
+  std::map<uint32_t, SidTlbCounters> sid_tlb_;
   Counter* stale_checks_ = nullptr;
   Counter* stale_hits_ = nullptr;
   Histogram* stale_window_ = nullptr;
