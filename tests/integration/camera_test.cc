@@ -38,6 +38,9 @@ TEST_P(CameraPolicy, FramesHoldThePatternThroughTheSmmu) {
   EXPECT_EQ(value(t, "sw.camera.frames_lost"), 0.0);
   EXPECT_EQ(value(t, "sw.camera.frames_bad_pattern"), -1.0);  // never set: every checked frame matched
   EXPECT_GT(t.counter("smmu.tlb.lookups"), 10000u);           // every line write translated
+  // Only the camera translated: its StreamID's counters are the totals.
+  EXPECT_EQ(t.counter("smmu.tlb.by_sid.64.lookups"), t.counter("smmu.tlb.lookups"));
+  EXPECT_EQ(t.counter("smmu.tlb.by_sid.64.hits"), t.counter("smmu.tlb.hits"));
   EXPECT_GT(t.counter("smmu.ptw.walks.s1"), 0u);
   EXPECT_EQ(t.counter("smmu.faults.total"), 0u);
   const double mapped = value(t, "sw.camera.iovas_allocated");
