@@ -11,6 +11,7 @@
 #include "drivers/camera/camera.h"
 #include "hal/hal.h"
 #include "platform_fixture.h"
+#include "smmu_event.h"
 #include "smmu/arm_smmu.h"
 #include "smmu/smmu_hw.h"
 
@@ -99,14 +100,9 @@ int early_unmap_main() {
   }
   cam_stop(&g_cam);
   smmu_device* s = g_dma.domain.smmu;
-  const smmu_queue& eq = s->evtq;
-  const uint32_t prod = hal_read32(hal_smmu().base + SMMU_EVENTQ_PROD);
-  const uint32_t wrap_mask = (2u << eq.log2size) - 1;
-  if ((prod & wrap_mask) != (eq.cons & wrap_mask)) {
-    const uint64_t* rec = eq.slots + SMMU_EVT_DWORDS * (eq.cons & ((1u << eq.log2size) - 1));
-    st.event_id = static_cast<uint32_t>(rec[0] & SMMU_EVT0_ID_MASK);
-    st.event_sid = static_cast<uint32_t>(rec[0] >> SMMU_EVT0_SID_SHIFT);
-  }
+  const EventRecord ev = oldest_event(*s);
+  st.event_id = ev.id;
+  st.event_sid = ev.sid;
   smmu_handle_events(s);
   return 0;
 }

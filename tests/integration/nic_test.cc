@@ -12,6 +12,7 @@
 #include "iommu/dma_iommu.h"
 #include "iommu/iommu.h"
 #include "platform_fixture.h"
+#include "smmu_event.h"
 #include "smmu/arm_smmu.h"
 #include "smmu/smmu_hw.h"
 
@@ -169,15 +170,10 @@ int strict_fault_main() {
   if (!wait_done(q->rx, 3)) return 2;
   nic_set_enabled(&g_nic, false, false);
   // The event record as the SMMU wrote it (IHI 0070 7.3), before the driver consumes it.
-  const smmu_queue& eq = g_smmu.evtq;
-  const uint32_t prod = hal_read32(hal_smmu().base + SMMU_EVENTQ_PROD);
-  const uint32_t wrap_mask = (2u << eq.log2size) - 1;
-  if ((prod & wrap_mask) != (eq.cons & wrap_mask)) {
-    const uint64_t* rec = eq.slots + SMMU_EVT_DWORDS * (eq.cons & ((1u << eq.log2size) - 1));
-    strict_st.event_id = static_cast<uint32_t>(rec[0] & SMMU_EVT0_ID_MASK);
-    strict_st.event_sid = static_cast<uint32_t>(rec[0] >> SMMU_EVT0_SID_SHIFT);
-    strict_st.event_addr = rec[2];
-  }
+  const EventRecord ev = oldest_event(g_smmu);
+  strict_st.event_id = ev.id;
+  strict_st.event_sid = ev.sid;
+  strict_st.event_addr = ev.addr;
   smmu_handle_events(&g_smmu);
   nic_rx_poll(q, 16, count_frame, nullptr);
   strict_st.rx_errors = q->stats.rx_errors;

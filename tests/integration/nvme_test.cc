@@ -11,6 +11,7 @@
 #include "drivers/nvme/nvme.h"
 #include "hal/hal.h"
 #include "platform_fixture.h"
+#include "smmu_event.h"
 #include "smmu/arm_smmu.h"
 #include "smmu/smmu_hw.h"
 
@@ -112,15 +113,10 @@ int unmapped_read_main() {
     nvme_process_cq(&g_ctrl.io[0]);
     hal_delay_ns(1000);
   }
-  const smmu_queue& eq = g_smmu->evtq;
-  const uint32_t prod = hal_read32(hal_smmu().base + SMMU_EVENTQ_PROD);
-  const uint32_t wrap_mask = (2u << eq.log2size) - 1;
-  if ((prod & wrap_mask) != (eq.cons & wrap_mask)) {
-    const uint64_t* rec = eq.slots + SMMU_EVT_DWORDS * (eq.cons & ((1u << eq.log2size) - 1));
-    st.event_id = static_cast<uint32_t>(rec[0] & SMMU_EVT0_ID_MASK);
-    st.event_sid = static_cast<uint32_t>(rec[0] >> SMMU_EVT0_SID_SHIFT);
-    st.event_addr = rec[2];
-  }
+  const EventRecord ev = oldest_event(*g_smmu);
+  st.event_id = ev.id;
+  st.event_sid = ev.sid;
+  st.event_addr = ev.addr;
   smmu_handle_events(g_smmu);
   return 0;
 }

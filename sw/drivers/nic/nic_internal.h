@@ -2,19 +2,15 @@
 #ifndef SMMU_VP_SW_DRIVERS_NIC_INTERNAL_H
 #define SMMU_VP_SW_DRIVERS_NIC_INTERNAL_H
 
+#include "drivers/dma_map.h"
 #include "drivers/nic/nic.h"
 
-/* dma_map_single through the IOMMU, or the physical address (dma-direct:
- * one call, no translation to set up). */
 static inline uint64_t nic_dma_map(struct nic_dev *nic, phys_addr_t pa, size_t len, enum dma_data_direction dir) {
-  if (nic->dma) return dma_map_single(nic->dma, pa, len, dir);
-  hal_cost_id(nic->cost_call, 1);
-  return pa;
+  return drv_dma_map(nic->dma, nic->cost_call, pa, len, dir);
 }
 
 static inline void nic_dma_unmap(struct nic_dev *nic, uint64_t dma, size_t len, enum dma_data_direction dir) {
-  if (nic->dma) dma_unmap_single(nic->dma, dma, len, dir);
-  else hal_cost_id(nic->cost_call, 1);
+  drv_dma_unmap(nic->dma, nic->cost_call, dma, len, dir);
 }
 
 /* Unmaps every buffer of a ring that is still mapped. */

@@ -4,6 +4,8 @@
 // Each test elaborates its own modules: one test per process (ctest).
 #include <gtest/gtest.h>
 
+#include "bench_memory.h"
+
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -24,46 +26,12 @@ constexpr uint64_t kMemSize = 4 << 20;
 constexpr uint64_t kRing = kMemBase;             // descriptor rings
 constexpr uint64_t kBufs = kMemBase + (1 << 20);  // 2 KiB buffers
 
-struct Memory : sc_core::sc_module {
-  tlm_utils::simple_target_socket<Memory> socket{"socket"};
-  std::vector<uint8_t> bytes = std::vector<uint8_t>(kMemSize);
-  double write_latency_ns = 50, read_latency_ns = 80;
-  uint64_t fault_lo = 0, fault_hi = 0;  // aborted range, as an SMMU fault would
-  uint64_t reads = 0, writes = 0, faults = 0;
-
-  explicit Memory(sc_core::sc_module_name n) : sc_module(n) { socket.register_b_transport(this, &Memory::transport); }
-
-  void transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
-    const uint64_t a = t.get_address();
-    const unsigned len = t.get_data_length();
-    if (a < kMemBase || a + len > kMemBase + kMemSize || (a < fault_hi && a + len > fault_lo)) {
-      ++faults;
-      t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-      return;
-    }
-    uint8_t* p = bytes.data() + (a - kMemBase);
-    if (t.is_write()) {
-      std::memcpy(p, t.get_data_ptr(), len);
-      ++writes;
-      delay += ps_to_sc(ns_to_ps(write_latency_ns));
-    } else {
-      std::memcpy(t.get_data_ptr(), p, len);
-      ++reads;
-      delay += ps_to_sc(ns_to_ps(read_latency_ns));
-    }
-    t.set_response_status(tlm::TLM_OK_RESPONSE);
-  }
-  nic_desc& desc(uint64_t ring, uint32_t i) { return *reinterpret_cast<nic_desc*>(&bytes[ring - kMemBase + i * NIC_DESC_BYTES]); }
-  uint8_t* at(uint64_t a) { return &bytes[a - kMemBase]; }
+struct Memory : test::BenchMemory {
+  explicit Memory(sc_core::sc_module_name n) : test::BenchMemory(n, kMemBase, kMemSize) {}
+  nic_desc& desc(uint64_t ring, uint32_t i) { return *reinterpret_cast<nic_desc*>(at(ring + i * NIC_DESC_BYTES)); }
 };
 
-struct Irqs : IrqSink {
-  std::vector<unsigned> lines;
-  bool raise_line(unsigned line, const sc_core::sc_time&) override {
-    lines.push_back(line);
-    return true;
-  }
-};
+using Irqs = test::BenchIrqs;
 
 // Plays the driver: register accesses through a socket, memory directly.
 struct Host : sc_core::sc_module {

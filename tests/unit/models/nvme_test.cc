@@ -5,6 +5,8 @@
 // Each test elaborates its own modules: one test per process (ctest).
 #include <gtest/gtest.h>
 
+#include "bench_memory.h"
+
 #include <cstring>
 #include <functional>
 #include <string>
@@ -35,61 +37,12 @@ constexpr uint32_t kCc = NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME
 uint64_t write_page(unsigned i) { return kMemBase + 0x10'0000 + i * 0x2000ull; }
 uint64_t read_page(unsigned i) { return kMemBase + 0x20'0000 + i * 0x3000ull; }
 
-struct Memory : sc_core::sc_module {
-  tlm_utils::simple_target_socket<Memory> socket{"socket"};
-  std::vector<uint8_t> bytes = std::vector<uint8_t>(kMemSize);
-  double write_latency_ns = 50, read_latency_ns = 80;
-  uint64_t fault_lo = 0, fault_hi = 0;  // aborted range, as an SMMU fault would
-  uint64_t reads = 0, writes = 0, faults = 0;
-  std::vector<std::pair<uint32_t, double>> msi;  // data and time (ns) of writes to kMsi
-
-  explicit Memory(sc_core::sc_module_name n) : sc_module(n) { socket.register_b_transport(this, &Memory::transport); }
-
-  void transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
-    const uint64_t a = t.get_address();
-    const unsigned len = t.get_data_length();
-    if (a < kMemBase || a + len > kMemBase + kMemSize || (a < fault_hi && a + len > fault_lo)) {
-      ++faults;
-      t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-      return;
-    }
-    uint8_t* p = bytes.data() + (a - kMemBase);
-    if (t.is_write()) {
-      std::memcpy(p, t.get_data_ptr(), len);
-      ++writes;
-      delay += ps_to_sc(ns_to_ps(write_latency_ns));
-      if (a == kMsi && len == 4) {
-        uint32_t d;
-        std::memcpy(&d, p, 4);
-        msi.emplace_back(d, (sc_core::sc_time_stamp() + delay).to_seconds() * 1e9);
-      }
-    } else {
-      std::memcpy(t.get_data_ptr(), p, len);
-      ++reads;
-      delay += ps_to_sc(ns_to_ps(read_latency_ns));
-    }
-    t.set_response_status(tlm::TLM_OK_RESPONSE);
-  }
-  uint8_t* at(uint64_t a) { return &bytes[a - kMemBase]; }
-  template <class T>
-  T get(uint64_t a) {
-    T v;
-    std::memcpy(&v, at(a), sizeof v);
-    return v;
-  }
-  template <class T>
-  void put(uint64_t a, const T& v) {
-    std::memcpy(at(a), &v, sizeof v);
-  }
+struct Memory : test::BenchMemory {
+  // MSI writes to kMsi are recorded in `watched` (data, time in ns).
+  explicit Memory(sc_core::sc_module_name n) : test::BenchMemory(n, kMemBase, kMemSize) { watch = kMsi; }
 };
 
-struct Irqs : IrqSink {
-  std::vector<unsigned> lines;
-  bool raise_line(unsigned line, const sc_core::sc_time&) override {
-    lines.push_back(line);
-    return true;
-  }
-};
+using Irqs = test::BenchIrqs;
 
 double now_ns() { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
 
@@ -468,11 +421,11 @@ TEST(NvmeModel, MsiWriteReachesTheConfiguredAddressWithItsData) {
     EXPECT_EQ(b.irqs.lines.back(), 103u);
   };
   sc_core::sc_start(2, sc_core::SC_MS);
-  ASSERT_EQ(b.mem.msi.size(), 1u);
-  EXPECT_EQ(b.mem.msi[0].first, 0xABCDu);
+  ASSERT_EQ(b.mem.watched.size(), 1u);
+  EXPECT_EQ(b.mem.watched[0].first, 0xABCDu);
   EXPECT_EQ(b.mem.get<uint32_t>(kMsi), 0xABCDu);
   // Sent as the CQE landed (the host, polling, may see the CQE a write latency earlier).
-  EXPECT_NEAR(b.mem.msi[0].second, completed_ns[0], 1000.0);
+  EXPECT_NEAR(b.mem.watched[0].second, completed_ns[0], 1000.0);
   // Two queue creations on the admin CQ, three reads on CQ 1.
   EXPECT_EQ(b.stats.find_counter("nvme0.irqs")->value(), 5u);
 }

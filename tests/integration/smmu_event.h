@@ -1,0 +1,34 @@
+// Reads the oldest event record the SMMU has written and the driver has not
+// consumed yet (IHI 0070 7.3), so that a test can check who faulted where.
+#pragma once
+
+#include <cstdint>
+
+#include "hal/hal.h"
+#include "smmu/arm_smmu.h"
+#include "smmu/smmu_hw.h"
+
+namespace smmu_vp::test {
+
+struct EventRecord {
+  bool valid = false;
+  uint32_t id = 0, sid = 0;
+  uint64_t addr = 0;
+};
+
+// Call from an app on a simulated core, before smmu_handle_events.
+inline EventRecord oldest_event(const smmu_device& s) {
+  EventRecord r;
+  const smmu_queue& eq = s.evtq;
+  const uint32_t prod = hal_read32(hal_smmu().base + SMMU_EVENTQ_PROD);
+  const uint32_t wrap_mask = (2u << eq.log2size) - 1;
+  if ((prod & wrap_mask) == (eq.cons & wrap_mask)) return r;
+  const uint64_t* rec = eq.slots + SMMU_EVT_DWORDS * (eq.cons & ((1u << eq.log2size) - 1));
+  r.valid = true;
+  r.id = static_cast<uint32_t>(rec[0] & SMMU_EVT0_ID_MASK);
+  r.sid = static_cast<uint32_t>(rec[0] >> SMMU_EVT0_SID_SHIFT);
+  r.addr = rec[2];
+  return r;
+}
+
+}  // namespace smmu_vp::test
