@@ -31,7 +31,11 @@ int smmu_strtab_init(struct smmu_device *dev) {
     dev->strtab_log2 = sid_bits;
     dev->strtab_split = STRTAB_SPLIT;
     const unsigned l1_entries = 1u << (sid_bits - STRTAB_SPLIT);
-    dev->strtab = hal_dma_alloc((size_t)l1_entries * 8, 64, &dev->strtab_pa);
+    /* Aligned to its size: the SMMU ignores STRTAB_BASE.ADDR bits below it
+     * (IHI 0070 6.3.24). 64-byte alignment worked only when the allocator
+     * happened to give more. */
+    const size_t l1_bytes = (size_t)l1_entries * 8;
+    dev->strtab = hal_dma_alloc(l1_bytes, l1_bytes > 64 ? l1_bytes : 64, &dev->strtab_pa);
     if (!dev->strtab) return -1;
     hal_barrier(HAL_BARRIER_DSB);
     smmu_wr64(dev, SMMU_STRTAB_BASE, dev->strtab_pa);
@@ -41,7 +45,8 @@ int smmu_strtab_init(struct smmu_device *dev) {
     return 0;
   }
   dev->strtab_log2 = dev->feat.sidsize < STRTAB_LINEAR_MAX_LOG2 ? dev->feat.sidsize : STRTAB_LINEAR_MAX_LOG2;
-  dev->strtab = hal_dma_alloc((size_t)SMMU_STE_DWORDS * 8 << dev->strtab_log2, 4096, &dev->strtab_pa);
+  const size_t bytes = (size_t)SMMU_STE_DWORDS * 8 << dev->strtab_log2;
+  dev->strtab = hal_dma_alloc(bytes, bytes > 64 ? bytes : 64, &dev->strtab_pa); /* aligned to its size */
   if (!dev->strtab) return -1;
   init_stes_abort(dev->strtab, 1u << dev->strtab_log2);
   hal_barrier(HAL_BARRIER_DSB);
@@ -60,7 +65,8 @@ static uint64_t *ste_of(struct smmu_device *dev, uint32_t sid) {
   sw_spin_lock(&dev->cfg_lock);
   if (!(*l1 & SMMU_L1STD_SPAN_MASK)) {
     phys_addr_t pa;
-    uint64_t *l2 = hal_dma_alloc((size_t)SMMU_STE_DWORDS * 8 * l2_entries, 4096, &pa);
+    const size_t l2_bytes = (size_t)SMMU_STE_DWORDS * 8 * l2_entries;
+    uint64_t *l2 = hal_dma_alloc(l2_bytes, l2_bytes, &pa); /* aligned to its size, as L1STD.L2Ptr wants */
     if (!l2) {
       sw_spin_unlock(&dev->cfg_lock);
       return 0;

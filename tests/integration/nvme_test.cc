@@ -136,5 +136,41 @@ TEST(NvmeDriver, ReadIntoUnmappedIovaFailsWithDataTransferErrorAndAnEvent) {
   EXPECT_GE(t.counter("nvme0.data_transfer_errors"), 1u);
 }
 
+// ---- Regression: the stream table must be aligned to its size whatever was
+// allocated before the SMMU came up (a bounce pool first left it 64-byte
+// aligned, and the SMMU, ignoring the low address bits, read another level-1
+// descriptor: C_BAD_STREAMID on the drive's first DMA).
+
+app_dma g_dma2;
+swiotlb_mem g_pool;
+nvme_ctrl g_ctrl2;
+struct {
+  int probe = -1;
+  EventRecord ev;
+} first;
+
+int pool_first_main() {
+  hal_device_info info;
+  if (hal_device_find("nvme0", &info) != 0) return 1;
+  swiotlb_config cfg{};
+  cfg.pool_size = 512 * 2048;
+  cfg.nareas = 4;
+  if (swiotlb_init(&g_pool, &cfg) != 0) return 2;
+  if (iommu_setup_attach(&g_dma2, "test", info.stream_id, 1, nullptr) != 0) return 3;
+  first.probe = nvme_probe(&g_ctrl2, "nvme0", app_dma_dev(&g_dma2), 1, 8, true);
+  first.ev = oldest_event(*g_dma2.domain.smmu);
+  return 0;
+}
+const hal_app pool_first_app = {"nvme_pool_first", "bounce pool before the SMMU", pool_first_main, unmapped_params};
+
+TEST(NvmeDriver, StreamTableAlignedAfterEarlierAllocations) {
+  const TestRun t = run(scenario({{{"app", "nvme_pool_first"}, {"cores", {0}}, {"params", {{"unmap", 0}}}}}, 1e6),
+                        {&pool_first_app});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(first.probe, 0);
+  EXPECT_FALSE(first.ev.valid) << "event 0x" << std::hex << first.ev.id << " for StreamID " << std::dec << first.ev.sid;
+  EXPECT_EQ(t.counter("smmu.faults.total"), 0u);
+}
+
 }  // namespace
 }  // namespace smmu_vp::test
