@@ -250,7 +250,13 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
         throw ConfigError(path + "/params/" + it.key(), "app \"" + name + "\" has no such parameter (it has: " +
                                                             (declared.empty() ? "none" : declared) + ")");
       }
-      as.params[it.key()] = it.value().get<uint64_t>();
+      const uint64_t v = it.value().get<uint64_t>();
+      for (const hal_param_decl* p = as.app->params; p && p->name; ++p)
+        if (it.key() == p->name && p->max && v > p->max)
+          throw ConfigError(path + "/params/" + it.key(), "app \"" + name + "\": " + it.key() + " = " + std::to_string(v) +
+                                                              " is out of range (0 to " + std::to_string(p->max) + ": " +
+                                                              p->help + ")");
+      as.params[it.key()] = v;
     }
     rc.resolved["scenario"]["apps"][i]["params"] = as.params;
     rc.apps.push_back(std::move(as));
@@ -272,9 +278,10 @@ std::string render_config_reference(const std::vector<const hal_app*>& apps) {
       out += "No parameters.\n";
       continue;
     }
-    out += "| parameter | default | description |\n|---|---|---|\n";
+    out += "| parameter | default | range | description |\n|---|---|---|---|\n";
     for (const hal_param_decl* p = app->params; p->name; ++p)
-      out += "| `" + std::string(p->name) + "` | " + std::to_string(p->default_value) + " | " + p->help + " |\n";
+      out += "| `" + std::string(p->name) + "` | " + std::to_string(p->default_value) + " | " +
+             (p->max ? "0 to " + std::to_string(p->max) : "any") + " | " + p->help + " |\n";
   }
   return out;
 }

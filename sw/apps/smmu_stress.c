@@ -31,8 +31,9 @@ static int stress_main(void) {
   const uint64_t iterations = hal_param("iterations");
   const uint64_t pages = hal_param("pages");
   const unsigned leader = (unsigned)hal_param("leader_cpu");
-  if (pages == 0 || iterations == 0) {
-    hal_log(HAL_LOG_ERROR, "smmu_stress: pages and iterations must be positive");
+  if (pages == 0 || iterations == 0 || leader >= hal_cpu_count()) {
+    hal_log(HAL_LOG_ERROR, "smmu_stress: pages and iterations must be positive and leader_cpu (%u) a core of the "
+            "platform (it has %u)", leader, hal_cpu_count());
     return 1;
   }
   if (cpu == leader) {
@@ -50,7 +51,17 @@ static int stress_main(void) {
     hal_stat_set("policy_elide", got.elide_back_to_back_sync);
     hal_store32(&smmu_ready, 1);
   }
-  while (!hal_load32(&smmu_ready)) hal_cpu_relax();
+  /* The leader must be one of this app's cores: give up rather than spin
+   * to the time limit when it is not. */
+  const uint64_t give_up = hal_now_ns() + 10000000ull;
+  while (!hal_load32(&smmu_ready)) {
+    if (hal_now_ns() > give_up) {
+      hal_log(HAL_LOG_ERROR, "smmu_stress: leader_cpu %u never brought the SMMU up: is it one of this app's cores?",
+              leader);
+      return 1;
+    }
+    hal_cpu_relax();
+  }
 
   const uint64_t t0 = hal_now_ns();
   for (uint64_t i = 0; i < iterations; i++) {
@@ -78,15 +89,15 @@ static int stress_main(void) {
 }
 
 static const struct hal_param_decl stress_params[] = {
-    {"iterations", 200, "Invalidations per core."},
-    {"pages", 1, "4 KiB pages per invalidated range."},
-    {"cmdq", 0, "Command submission: 0 spinlock, 1 lock-free (v5.4), 2 one ECMDQ per core."},
-    {"sync", 0, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI."},
-    {"elide", 0, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI)."},
-    {"tlbi", 0, "Invalidation: 0 one TLBI per granule, 1 range TLBI (RIL)."},
-    {"asid_threshold", 0, "From this many pages, invalidate the whole ASID (0: never)."},
-    {"leader_cpu", 0, "The core that brings the SMMU up."},
-    {0, 0, 0},
+    {"iterations", 200, "Invalidations per core.", 0},
+    {"pages", 1, "4 KiB pages per invalidated range.", 0},
+    {"cmdq", 0, "Command submission: 0 spinlock, 1 lock-free (v5.4), 2 one ECMDQ per core.", 2},
+    {"sync", 0, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI.", 2},
+    {"elide", 0, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI).", 1},
+    {"tlbi", 0, "Invalidation: 0 one TLBI per granule, 1 range TLBI (RIL).", 1},
+    {"asid_threshold", 0, "From this many pages, invalidate the whole ASID (0: never).", 0},
+    {"leader_cpu", 0, "The core that brings the SMMU up.", 0},
+    {0, 0, 0, 0},
 };
 
 const struct hal_app app_smmu_stress = {"smmu_stress",

@@ -194,6 +194,7 @@ struct hal_param_decl {
   const char *name;
   uint64_t default_value;
   const char *help;
+  uint64_t max; /* largest value allowed (the configuration refuses more); 0: any */
 };
 struct hal_app {
   const char *name;

@@ -55,7 +55,8 @@ INSTANTIATE_TEST_SUITE_P(Buffers, CameraPolicy, ::testing::Values(0u, 1u),
                          });
 
 TEST(Camera, BadParametersFail) {
-  const TestRun t = run(scenario(camera_app({{"buffers", 40}}), 1e6), {});
+  EXPECT_THROW(run(scenario(camera_app({{"buffers", 40}}), 1e6), {}), config::ConfigError);  // above 16
+  const TestRun t = run(scenario(camera_app({{"buffers", 1}}), 1e6), {});                    // below 2
   EXPECT_EQ(t.result.status, RunResult::Status::kAppFailed);
 }
 
@@ -106,7 +107,7 @@ int early_unmap_main() {
   smmu_handle_events(s);
   return 0;
 }
-const hal_param_decl early_params[] = {IOMMU_SETUP_PARAMS, {nullptr, 0, nullptr}};
+const hal_param_decl early_params[] = {IOMMU_SETUP_PARAMS, {nullptr, 0, nullptr, 0}};
 const hal_app early_unmap_app = {"camera_early_unmap", "a buffer unmapped while queued", early_unmap_main,
                                  early_params};
 

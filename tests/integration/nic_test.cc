@@ -81,8 +81,19 @@ TEST(NetRx, PassthroughBypassesTranslation) {
   EXPECT_GT(t.counter("smmu.bypassed"), t.counter("nic0.rx_packets"));
 }
 
-TEST(NetRx, BadParameterFailsTheAppWithItsName) {
-  const TestRun t = run(scenario(net_app("net_rx", 1, {{"cmdq", 9}})), {});
+TEST(NetRx, OutOfRangeParameterIsAConfigurationError) {
+  try {
+    run(scenario(net_app("net_rx", 1, {{"cmdq", 9}})), {});
+    FAIL() << "cmdq = 9 was accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.path(), "/scenario/apps/0/params/cmdq");
+    EXPECT_NE(std::string(e.what()).find("0 to 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NetRx, BadParameterFailsTheApp) {
+  // Not a power of two: only the app can tell.
+  const TestRun t = run(scenario(net_app("net_rx", 1, {{"ring", 1000}})), {});
   EXPECT_EQ(t.result.status, RunResult::Status::kAppFailed);
   EXPECT_NE(t.result.message.find("returned 1"), std::string::npos) << t.result.message;
   EXPECT_EQ(t.counter("nic0.rx_packets"), 0u);

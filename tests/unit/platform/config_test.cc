@@ -26,9 +26,9 @@ namespace {
 // Apps the test scenarios can name: one with parameters, one without.
 int noop_main(void) { return 0; }
 const hal_param_decl kAlphaParams[] = {
-    {"count", 10, "How many."},
-    {"size", 4096, "How big."},
-    {nullptr, 0, nullptr},
+    {"count", 10, "How many.", 0},
+    {"size", 4096, "How big.", 0},
+    {nullptr, 0, nullptr, 0},
 };
 const hal_app kAlpha = {"alpha", "An app with parameters.", noop_main, kAlphaParams};
 const hal_app kBeta = {"beta", "An app without parameters.", noop_main, nullptr};
