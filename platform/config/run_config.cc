@@ -118,6 +118,29 @@ void check_address_map(const RunConfig& rc) {
   for (const auto& d : rc.devices) add(d.name, d.base, d.size, "/platform/devices/" + d.name + "/base");
 }
 
+// No two interrupt sources may share a wired line: a handler would take the
+// other's interrupts for its own.
+void check_interrupt_lines(const RunConfig& rc) {
+  struct Owner {
+    std::string who, path;
+  };
+  std::map<unsigned, Owner> owner;
+  auto claim = [&](unsigned line, const std::string& who, const std::string& path) {
+    const auto [it, fresh] = owner.emplace(line, Owner{who, path});
+    if (!fresh)
+      throw ConfigError(path, "interrupt line " + std::to_string(line) + " of " + who + " is already " +
+                                  it->second.who + "'s (" + it->second.path + ")");
+  };
+  if (rc.has_smmu) {
+    claim(rc.smmu.eventq_irq, "the SMMU's event queue", "/platform/smmu/eventq_irq");
+    claim(rc.smmu.gerror_irq, "the SMMU's global errors", "/platform/smmu/gerror_irq");
+    claim(rc.smmu.sync_irq, "the SMMU's CMD_SYNC", "/platform/smmu/sync_irq");
+  }
+  for (const auto& d : rc.devices)
+    for (unsigned i = 0; i < d.irq_lines; ++i)
+      claim(d.irq + i, d.name, "/platform/devices/" + d.name + "/irq");
+}
+
 // The checks of platform.smmu that no single parameter's range expresses.
 void check_smmu(const RunConfig& rc) {
   const std::string p = "/platform/smmu";
@@ -218,6 +241,7 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
     rc.devices.push_back(dc);
   }
   check_address_map(rc);
+  check_interrupt_lines(rc);
 
   rc.name = sc["name"];
   rc.description = sc["description"];

@@ -145,6 +145,8 @@ const BadCase kBadCases[] = {
     // device names
     {"empty_device_name", R"({"platform": {"devices": {"": {"type": "dma", "base": 0, "irq": 0}}}})", "/platform/devices", {"empty key"}},
     {"reserved_device_name", R"({"platform": {"devices": {"dma0": null, "intc": {"type": "dma", "base": "0x20000000", "irq": 40}}}})", "/platform/devices/intc", {"reserved"}},
+    // interrupt lines
+    {"shared_irq_line", R"({"platform": {"devices": {"dma1": {"type": "dma", "base": "0x20000000", "irq": 33}}}})", "/platform/devices/dma1/irq", {"line 33", "already", "dma0"}},
     // the address map
     {"device_over_dram", R"({"platform": {"devices": {"dma0": {"base": "0x80001000"}}}})", "/platform/devices/dma0/base", {"overlaps", "'dma0'", "'dram'"}},
     {"device_over_dram_end", R"({"platform": {"dram": {"size": "1GiB"}, "devices": {"dma0": {"base": "0xBFFFFF00"}}}})", "/platform/devices/dma0/base", {"'dram'"}},
