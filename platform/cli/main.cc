@@ -30,6 +30,15 @@
 
 namespace {
 
+// A seed is an unsigned integer: "-1" must not wrap around to 2^64 - 1.
+const CLI::Validator kNotNegative(
+    [](std::string& v) { return v.rfind('-', 0) == 0 ? std::string("must not be negative (got " + v + ")") : std::string(); },
+    "UINT");
+
+}  // namespace
+
+namespace {
+
 // SystemC prints its banner on stdout unless this is set before it starts;
 // a static initialiser runs before SystemC's main().
 const bool kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0;
@@ -167,7 +176,8 @@ int sc_main(int argc, char** argv) {
   run_cmd->add_flag("--trace", ra.trace, "Write trace.json (Chrome/Perfetto JSON trace format)");
   run_cmd->add_option("--log-level", ra.log_level, "Log level")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))->capture_default_str();
-  run_cmd->add_option("--seed", ra.seed, "Seed of hal_random() (overrides scenario.seed)");
+  run_cmd->add_option("--seed", ra.seed, "Seed of hal_random() (overrides scenario.seed)")
+      ->check(kNotNegative);
   run_cmd->add_option("--firmware", ra.firmware, "Firmware .so exporting smmu_vp_firmware (docs/firmware.md)")->check(CLI::ExistingFile);
   run_cmd->add_flag("--quiet", ra.quiet, "No progress lines on stderr");
 
@@ -178,7 +188,8 @@ int sc_main(int argc, char** argv) {
   sweep_cmd->add_option("--set", sa.sets, "Override a config value at every point, after the point's own: dotted.path=value (repeatable)");
   sweep_cmd->add_option("--out", sa.out, "Directory for sweep.csv, sweep.json and one directory per point")->capture_default_str();
   sweep_cmd->add_option("--jobs,-j", sa.jobs, "Points run at once (default: one per hardware thread)")->check(CLI::Range(1u, 4096u));
-  sweep_cmd->add_option("--seed", sa.seed, "Seed of hal_random() at every point (overrides scenario.seed)");
+  sweep_cmd->add_option("--seed", sa.seed, "Seed of hal_random() at every point (overrides scenario.seed)")
+      ->check(kNotNegative);
   sweep_cmd->add_option("--format", sa.format, "Rendering of the table on stdout")
       ->check(CLI::IsMember({"table", "csv", "markdown"}))->capture_default_str();
 

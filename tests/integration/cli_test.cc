@@ -542,3 +542,9 @@ TEST(CliCamera, CameraIsDeterministic) {
   jb.erase("wallclock");
   EXPECT_EQ(ja, jb);
 }
+
+TEST(Cli, NegativeSeedIsRefused) {
+  const Cmd r = sh("run " + kDefault + " --quiet --seed -1 --out " + temp_dir("negseed").string());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--seed: must not be negative"), std::string::npos) << r.out;
+}
