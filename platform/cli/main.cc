@@ -45,6 +45,7 @@ const bool kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) =
 
 constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
+constexpr int kExitProblems = 6;  // --strict and the run met hardware errors
 
 struct RunArgs {
   std::string scenario;
@@ -55,6 +56,7 @@ struct RunArgs {
   std::optional<uint64_t> seed;
   std::string firmware;
   bool quiet = false;
+  bool strict = false;
 };
 
 std::vector<const hal_app*> builtin_apps() {
@@ -144,6 +146,10 @@ int run(const RunArgs& a) {
   }
   smmu_vp::print_summary(std::cout, platform, r);
   std::cout << "results in " << out.string() << "/ (stats.json, config.json" << (a.trace ? ", trace.json" : "") << ")\n";
+  if (a.strict && r.exit_code() == 0 && !smmu_vp::run_problems(platform).empty()) {
+    std::cerr << "smmu-vp: --strict: the run met hardware errors (see \"problems\" above)\n";
+    return kExitProblems;
+  }
   return r.exit_code();
 }
 
@@ -180,6 +186,7 @@ int sc_main(int argc, char** argv) {
       ->check(kNotNegative);
   run_cmd->add_option("--firmware", ra.firmware, "Firmware .so exporting smmu_vp_firmware (docs/firmware.md)")->check(CLI::ExistingFile);
   run_cmd->add_flag("--quiet", ra.quiet, "No progress lines on stderr");
+  run_cmd->add_flag("--strict", ra.strict, "Fail the run (exit 6) when it met any hardware error the summary lists under problems");
 
   smmu_vp::cli::SweepArgs sa;
   CLI::App* sweep_cmd = cli.add_subcommand("sweep", "Run a scenario at every point of its \"sweep\" axes, a process per point, and tabulate the results");

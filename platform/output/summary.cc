@@ -27,6 +27,36 @@ void histogram_row(std::ostream& os, const std::string& label, const Histogram& 
 
 }  // namespace
 
+std::vector<std::string> run_problems(const Platform& p) {
+  const StatsRegistry& s = const_cast<Platform&>(p).stats();
+  std::vector<std::string> out;
+  auto is_problem = [](const std::string& name) {
+    return name.find("error") != std::string::npos || name.find("fault") != std::string::npos ||
+           name.find("fatal") != std::string::npos || name.find("lost") != std::string::npos;
+  };
+  for (const auto& path : s.paths()) {
+    const Counter* c = s.find_counter(path);
+    if (!c || !c->value()) continue;
+    if (path.rfind("cpus.", 0) == 0 && path.size() > 11 && path.compare(path.size() - 11, 11, ".bus_errors") == 0) {
+      out.push_back(fmt::format("{}: {} bus errors (an access to an unmapped address or a device that refused it)",
+                                path.substr(5, path.size() - 16), c->value()));
+    } else if (path.rfind("smmu.faults.", 0) == 0 && path != "smmu.faults.total") {
+      out.push_back(fmt::format("smmu: {} {} events", c->value(), path.substr(12)));
+    } else if (path.rfind("smmu.cmdq.errors.", 0) == 0) {
+      out.push_back(fmt::format("smmu: {} commands refused with {}", c->value(), path.substr(17)));
+    } else if (path == "smmu.events.lost") {
+      out.push_back(fmt::format("smmu: {} event records lost (event queue full)", c->value()));
+    } else {
+      for (const auto& d : p.config().devices) {
+        const std::string prefix = d.name + ".";
+        if (path.rfind(prefix, 0) == 0 && is_problem(path.substr(prefix.size())))
+          out.push_back(fmt::format("{}: {} = {}", d.name, path.substr(prefix.size()), c->value()));
+      }
+    }
+  }
+  return out;
+}
+
 void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
   const StatsRegistry& s = p.stats();
   const auto& cfg = p.config();
@@ -91,6 +121,12 @@ void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
     if (!header) os << "\ndevices\n";
     header = true;
     os << lines;
+  }
+
+  const std::vector<std::string> problems = run_problems(p);
+  if (!problems.empty()) {
+    os << "\nproblems\n";
+    for (const auto& line : problems) os << "  " << line << "\n";
   }
 
   // Everything the apps reported, in registry order.

@@ -548,3 +548,20 @@ TEST(Cli, NegativeSeedIsRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("--seed: must not be negative"), std::string::npos) << r.out;
 }
+
+// Hardware errors are listed under "problems"; --strict fails the run on them.
+TEST(Cli, ProblemsAreListedAndStrictFailsTheRun) {
+  const std::string base = "run " + std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/firmware.json --firmware " +
+                           SMMU_CONFORMANCE_FIRMWARE + " --quiet --out ";
+  const Cmd lenient = sh(base + temp_dir("problems-a").string());
+  EXPECT_EQ(lenient.exit_code, 0) << lenient.out;
+  for (const char* s : {"\nproblems\n", "smmu: 1 F_TRANSLATION events", "dma0: ch0.errors"})
+    EXPECT_NE(lenient.out.find(s), std::string::npos) << s << "\n" << lenient.out;
+  const Cmd strict = sh(base + temp_dir("problems-b").string() + " --strict");
+  EXPECT_EQ(strict.exit_code, 6) << strict.out;
+  EXPECT_NE(strict.out.find("--strict: the run met hardware errors"), std::string::npos) << strict.out;
+  // A clean run has no problems section and passes --strict.
+  const Cmd clean = sh("run " + kDefault + " --quiet --strict --out " + temp_dir("problems-c").string());
+  EXPECT_EQ(clean.exit_code, 0) << clean.out;
+  EXPECT_EQ(clean.out.find("\nproblems\n"), std::string::npos) << clean.out;
+}
