@@ -35,6 +35,25 @@ const CLI::Validator kNotNegative(
     [](std::string& v) { return v.rfind('-', 0) == 0 ? std::string("must not be negative (got " + v + ")") : std::string(); },
     "UINT");
 
+// What is valid but rarely meant: said once, as a warning, before the run.
+void warn_about(const smmu_vp::config::RunConfig& cfg, spdlog::logger& log) {
+  if (!cfg.platform_given)
+    log.warn("the scenario names no \"platform\": running the built-in defaults (no SMMU, no devices)");
+  std::vector<bool> used(cfg.cpu.count, false);
+  for (const auto& as : cfg.apps)
+    for (unsigned c : as.cores) used[c] = true;
+  std::string idle;
+  unsigned n = 0;
+  for (unsigned c = 0; c < cfg.cpu.count; ++c)
+    if (!used[c]) {
+      idle += (idle.empty() ? "" : ", ") + std::to_string(c);
+      ++n;
+    }
+  if (!cfg.apps.empty() && n)
+    log.warn("{} no app and {} idle (platform.cpu.count = {})",
+             n > 1 ? "cores " + idle + " run" : "core " + idle + " runs", n > 1 ? "stay" : "stays", cfg.cpu.count);
+}
+
 }  // namespace
 
 namespace {
@@ -119,6 +138,7 @@ int run(const RunArgs& a) {
   }
 
   const std::filesystem::path out(a.out);
+  warn_about(cfg, *log);
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) {

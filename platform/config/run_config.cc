@@ -192,6 +192,7 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
   for (const auto& o : overrides) apply_override(doc, o);
 
   RunConfig rc;
+  rc.platform_given = doc.contains("platform");
   rc.resolved = validate(run_schema(), doc);
   const json& pl = rc.resolved["platform"];
   const json& sc = rc.resolved["scenario"];

@@ -48,6 +48,7 @@ struct RunConfig {
   std::vector<AppAssignment> apps;
   uint64_t max_time_ps = 0;
   uint64_t seed = 1;
+  bool platform_given = false;  // the document named a platform (else the built-in defaults)
   // the whole validated document, defaults filled (written to OUT/config.json)
   nlohmann::json resolved;
 };

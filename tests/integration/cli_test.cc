@@ -565,3 +565,14 @@ TEST(Cli, ProblemsAreListedAndStrictFailsTheRun) {
   EXPECT_EQ(clean.exit_code, 0) << clean.out;
   EXPECT_EQ(clean.out.find("\nproblems\n"), std::string::npos) << clean.out;
 }
+
+TEST(Cli, WarnsAboutIdleCoresAndAMissingPlatform) {
+  const fs::path d = temp_dir("warn");
+  const std::string no_platform = write_file(d, "np.json", R"({"scenario": {"apps": [{"app": "lock_contend", "cores": [0]}]}})");
+  const Cmd r = sh("run " + no_platform + " --quiet --out " + (d / "o").string());
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("names no \"platform\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cores 1, 2, 3 run no app and stay idle"), std::string::npos) << r.out;
+  const Cmd more = sh("run " + kDefault + " --quiet --set platform.cpu.count=8 --out " + (d / "p").string());
+  EXPECT_NE(more.out.find("cores 3, 4, 5, 6, 7 run no app"), std::string::npos) << more.out;
+}
