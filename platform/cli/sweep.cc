@@ -44,11 +44,7 @@ std::string read_text(const std::string& path) {
 
 template <typename Json>
 Json parse(const std::string& text, const std::string& path) {
-  try {
-    return Json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(path + ": not valid JSON: " + e.what());
-  }
+  return smmu_vp::config::parse_json_document<Json>(text, path);
 }
 
 // What a point's `run` applies: its axis values, then the user's --set, then --seed.

@@ -89,11 +89,7 @@ std::string read_file(const std::string& path) {
 }
 
 nlohmann::json parse_json(const std::string& text, const std::string& what) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(what + ": not valid JSON: " + e.what());
-  }
+  return parse_json_document<nlohmann::json>(text, what);
 }
 
 std::string dir_of(const std::string& path) {

@@ -77,6 +77,35 @@ uint64_t parse_address(const json& v, const std::string& path);
 // Markdown reference of every parameter: path, type, default, unit, help.
 std::string render_reference(const Node& schema, const std::string& root_path = "");
 
+// Parses a JSON document as the configuration wants it: a syntax error, a
+// number out of range (1e400) or a key given twice in one object (the JSON
+// library would keep the last silently) is a std::runtime_error naming `what`.
+template <typename Json>
+Json parse_json_document(const std::string& text, const std::string& what) {
+  std::vector<std::vector<std::string>> keys;  // per open object, the keys seen
+  std::string duplicate;
+  auto callback = [&](int /*depth*/, typename Json::parse_event_t event, Json& parsed) {
+    using E = typename Json::parse_event_t;
+    if (event == E::object_start) keys.emplace_back();
+    else if (event == E::object_end && !keys.empty()) keys.pop_back();
+    else if (event == E::key && !keys.empty()) {
+      const std::string k = parsed.template get<std::string>();
+      for (const auto& seen : keys.back())
+        if (seen == k && duplicate.empty()) duplicate = k;
+      keys.back().push_back(k);
+    }
+    return true;
+  };
+  Json doc;
+  try {
+    doc = Json::parse(text, callback);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(what + ": not valid JSON: " + e.what());
+  }
+  if (!duplicate.empty()) throw std::runtime_error(what + ": the key \"" + duplicate + "\" is given twice in one object");
+  return doc;
+}
+
 // Applies `dotted.path=value` (value parsed as JSON, else taken as a string);
 // numeric components index arrays. Throws ConfigError.
 void apply_override(json& doc, const std::string& assignment);

@@ -576,3 +576,15 @@ TEST(Cli, WarnsAboutIdleCoresAndAMissingPlatform) {
   const Cmd more = sh("run " + kDefault + " --quiet --set platform.cpu.count=8 --out " + (d / "p").string());
   EXPECT_NE(more.out.find("cores 3, 4, 5, 6, 7 run no app"), std::string::npos) << more.out;
 }
+
+TEST(Cli, DuplicateKeysAndOverflowingNumbersAreBadInput) {
+  const fs::path d = temp_dir("dupkeys");
+  const Cmd dup = sh("run " + write_file(d, "dup.json", R"({"scenario": {"seed": 1, "seed": 2}})") + " --quiet --out " +
+                     (d / "a").string());
+  EXPECT_EQ(dup.exit_code, 2) << dup.out;
+  EXPECT_NE(dup.out.find("the key \"seed\" is given twice"), std::string::npos) << dup.out;
+  const Cmd big = sh("run " + write_file(d, "big.json", R"({"scenario": {"seed": 1e400}})") + " --quiet --out " +
+                     (d / "b").string());
+  EXPECT_EQ(big.exit_code, 2) << big.out;
+  EXPECT_NE(big.out.find("big.json: not valid JSON"), std::string::npos) << big.out;
+}
