@@ -515,14 +515,7 @@ TEST(CliNvme, FioIsDeterministic) {
 // ---- The camera scenarios (figures and what they show in docs/results.md).
 
 TEST(CliCamera, Seed000CameraUnmapCostByWalkFlush) {
-  const fs::path d = temp_dir("seed000cam");
-  const Cmd r = sh("sweep " + kScenarios + "seed000_camera.json --set scenario.apps.0.params.duration_us=200000 --out " +
-                   d.string());
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  std::map<std::string, nlohmann::json> at;
-  const nlohmann::json sweep = read_json(d / "sweep.json");
-  for (const auto& p : sweep["points"])
-    at[p["labels"]["walk_flush"].get<std::string>()] = read_json(d / p["dir"].get<std::string>() / "stats.json")["sw"]["camera"];
+  auto at = sweep_app_stats("seed000_camera", "--set scenario.apps.0.params.duration_us=200000", "walk_flush", "camera");
   ASSERT_EQ(at.size(), 2u);
   // One TLBI per granule of the removed table against one per ASID (the
   // frame's last, partial 2 MiB region is unmapped leaf by leaf either way).
