@@ -2,20 +2,26 @@
 // size), fixed read and write latencies, an address range that aborts as an
 // SMMU fault would, counters, and the 32-bit writes to one watched address
 // (an MSI doorbell) with their times. Also a wired-interrupt sink that
-// records the lines raised.
+// records the lines raised, and the host that plays the driver: a thread
+// running the test's body, with register accesses through a socket.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include "common/irq_sink.h"
+#include "common/payload.h"
 #include "common/tlm_time.h"
 
 namespace smmu_vp::test {
@@ -85,6 +91,35 @@ struct BenchIrqs : IrqSink {
     times_ns.push_back((sc_core::sc_time_stamp() + delay).to_seconds() * 1e9);
     return true;
   }
+};
+
+// Derived: the test's host, with its device's helpers (CRTP, so that the
+// body gets them).
+template <class Derived>
+struct BenchHost : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<BenchHost> socket{"socket"};
+  std::function<void(Derived&)> body;
+
+  SC_HAS_PROCESS(BenchHost);
+  explicit BenchHost(sc_core::sc_module_name n) : sc_module(n) { SC_THREAD(run); }
+  void run() {
+    if (body) body(static_cast<Derived&>(*this));
+  }
+  // The response status; a read's value through *v.
+  tlm::tlm_response_status access_status(bool write, uint64_t off, uint64_t* v, unsigned len) {
+    tlm::tlm_generic_payload t;
+    prepare_access(t, write, off, v, len);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    socket->b_transport(t, d);
+    sc_core::wait(d);
+    return t.get_response_status();
+  }
+  uint64_t access(bool write, uint64_t off, uint64_t v, unsigned len = 4) {
+    EXPECT_EQ(access_status(write, off, &v, len), tlm::TLM_OK_RESPONSE) << std::hex << off;
+    return v;
+  }
+  uint32_t rd(uint64_t off) { return static_cast<uint32_t>(access(false, off, 0)); }
+  void wr(uint64_t off, uint32_t v) { access(true, off, v); }
 };
 
 }  // namespace smmu_vp::test

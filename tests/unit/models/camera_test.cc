@@ -35,29 +35,11 @@ using Irqs = test::BenchIrqs;
 double now_ns() { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
 
 // Plays the driver: register accesses through a socket, memory directly.
-struct Host : sc_core::sc_module {
-  tlm_utils::simple_initiator_socket<Host> socket{"socket"};
-  std::function<void(Host&)> body;
-  SC_HAS_PROCESS(Host);
-  explicit Host(sc_core::sc_module_name n) : sc_module(n) { SC_THREAD(run); }
-  void run() {
-    if (body) body(*this);
-  }
-  // Returns the response status; the value through *v.
+struct Host : test::BenchHost<Host> {
+  using BenchHost::BenchHost;
   tlm::tlm_response_status try_access(bool write, uint64_t off, uint64_t* v, unsigned len) {
-    tlm::tlm_generic_payload t;
-    prepare_access(t, write, off, v, len);
-    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-    socket->b_transport(t, d);
-    sc_core::wait(d);
-    return t.get_response_status();
+    return access_status(write, off, v, len);
   }
-  uint64_t access(bool write, uint64_t off, uint64_t v, unsigned len = 4) {
-    EXPECT_EQ(try_access(write, off, &v, len), tlm::TLM_OK_RESPONSE) << std::hex << off;
-    return v;
-  }
-  uint32_t rd(uint64_t off) { return static_cast<uint32_t>(access(false, off, 0)); }
-  void wr(uint64_t off, uint32_t v) { access(true, off, v); }
   uint64_t stat(uint64_t off) { return access(false, off, 0, 8); }
   void queue(uint64_t addr, uint32_t len, uint32_t id) {
     wr(CAM_REG_BUF_ADDR_LO, static_cast<uint32_t>(addr));

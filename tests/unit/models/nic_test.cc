@@ -34,25 +34,8 @@ struct Memory : test::BenchMemory {
 using Irqs = test::BenchIrqs;
 
 // Plays the driver: register accesses through a socket, memory directly.
-struct Host : sc_core::sc_module {
-  tlm_utils::simple_initiator_socket<Host> socket{"socket"};
-  std::function<void(Host&)> body;
-  SC_HAS_PROCESS(Host);
-  explicit Host(sc_core::sc_module_name n) : sc_module(n) { SC_THREAD(run); }
-  void run() {
-    if (body) body(*this);
-  }
-  uint64_t access(bool write, uint64_t off, uint64_t v, unsigned len = 4) {
-    tlm::tlm_generic_payload t;
-    prepare_access(t, write, off, &v, len);
-    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-    socket->b_transport(t, d);
-    EXPECT_TRUE(t.is_response_ok()) << std::hex << off;
-    sc_core::wait(d);
-    return v;
-  }
-  uint32_t rd(uint64_t off) { return static_cast<uint32_t>(access(false, off, 0)); }
-  void wr(uint64_t off, uint32_t v) { access(true, off, v); }
+struct Host : test::BenchHost<Host> {
+  using BenchHost::BenchHost;
 };
 
 struct Bench {

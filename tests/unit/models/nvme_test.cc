@@ -47,34 +47,13 @@ using Irqs = test::BenchIrqs;
 double now_ns() { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
 
 // Plays the driver: register accesses through a socket, queues in memory.
-struct Host : sc_core::sc_module {
-  tlm_utils::simple_initiator_socket<Host> socket{"socket"};
-  std::function<void(Host&)> body;
+struct Host : test::BenchHost<Host> {
+  using BenchHost::BenchHost;
   Memory* m = nullptr;
   uint32_t asq_tail = 0, acq_head = 0, iosq_tail = 0, iocq_head = 0, io_entries = kIoEntries;
   bool acq_phase = true, iocq_phase = true;
   uint16_t next_cid = 1;
   double poll_ns = 50;
-
-  SC_HAS_PROCESS(Host);
-  explicit Host(sc_core::sc_module_name n) : sc_module(n) { SC_THREAD(run); }
-  void run() {
-    if (body) body(*this);
-  }
-  tlm::tlm_response_status access_status(bool write, uint64_t off, uint64_t* v, unsigned len) {
-    tlm::tlm_generic_payload t;
-    prepare_access(t, write, off, v, len);
-    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-    socket->b_transport(t, d);
-    sc_core::wait(d);
-    return t.get_response_status();
-  }
-  uint64_t access(bool write, uint64_t off, uint64_t v, unsigned len = 4) {
-    EXPECT_EQ(access_status(write, off, &v, len), tlm::TLM_OK_RESPONSE) << std::hex << off;
-    return v;
-  }
-  uint32_t rd(uint64_t off) { return static_cast<uint32_t>(access(false, off, 0)); }
-  void wr(uint64_t off, uint32_t v) { access(true, off, v); }
 
   // Admin queues, CC.EN, then CSTS.RDY polled; returns the time it took, ns.
   double enable() {
