@@ -49,6 +49,13 @@ void warn_about(const smmu_vp::config::RunConfig& cfg, spdlog::logger& log) {
       idle += (idle.empty() ? "" : ", ") + std::to_string(c);
       ++n;
     }
+  // A cost class the defaults do not have is only used by code that names
+  // it in hal_cost(): most likely a misspelt default.
+  const auto defaults = smmu_vp::config::default_cost_table();
+  for (const auto& [name, cycles] : cfg.costs)
+    if (!defaults.count(name))
+      log.warn("platform.cpu.costs.{} is not a built-in cost class: only code calling hal_cost(\"{}\") will use it",
+               name, name);
   if (!cfg.apps.empty() && n)
     log.warn("{} no app and {} idle (platform.cpu.count = {})",
              n > 1 ? "cores " + idle + " run" : "core " + idle + " runs", n > 1 ? "stay" : "stays", cfg.cpu.count);

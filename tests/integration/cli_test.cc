@@ -566,8 +566,10 @@ TEST(Cli, WarnsAboutIdleCoresAndAMissingPlatform) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("names no \"platform\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cores 1, 2, 3 run no app and stay idle"), std::string::npos) << r.out;
-  const Cmd more = sh("run " + kDefault + " --quiet --set platform.cpu.count=8 --out " + (d / "p").string());
+  const Cmd more = sh("run " + kDefault + " --quiet --set platform.cpu.count=8 --set platform.cpu.costs.memcpy_64=5 --out " +
+                      (d / "p").string());
   EXPECT_NE(more.out.find("cores 3, 4, 5, 6, 7 run no app"), std::string::npos) << more.out;
+  EXPECT_NE(more.out.find("platform.cpu.costs.memcpy_64 is not a built-in cost class"), std::string::npos) << more.out;
 }
 
 TEST(Cli, DuplicateKeysAndOverflowingNumbersAreBadInput) {
