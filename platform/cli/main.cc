@@ -184,8 +184,9 @@ void list_apps() {
   for (const hal_app* app : builtin_apps()) {
     std::cout << app->name << ": " << app->summary << "\n";
     for (const hal_param_decl* p = app->params; p && p->name; ++p)
-      std::cout << fmt::format("    {:<20} default {:<10} {:<12} {}\n", p->name, p->default_value,
-                               p->max ? fmt::format("0..{}", p->max) : std::string("any"), p->help);
+      std::cout << fmt::format("    {:<20} default {:<10} {:<12} {}{}\n", p->name, p->default_value,
+                               p->max ? fmt::format("0..{}", p->max) : std::string("any"), p->help,
+                               p->names ? fmt::format(" Names: {}.", p->names) : std::string());
   }
 }
 

@@ -1,5 +1,6 @@
 #include "config/run_config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -71,7 +72,7 @@ NodePtr scenario_schema() {
       {"apps", array_of(object({
                             {"app", leaf(T::kString, json(), "", "Name of a built-in app (`smmu-vp apps` lists them) or of the --firmware image.")},
                             {"cores", array_of(ranged(T::kUint, 0, 0, 63, "", ""), json(), "Cores that run it, each at most once in the scenario.")},
-                            {"params", map_of(leaf(T::kUint, 0, "", ""), json::object(), "The app's parameters (see the app reference below); absent ones take their defaults.")},
+                            {"params", map_of(leaf(T::kUintOrName, 0, "", ""), json::object(), "The app's parameters (see the app reference below); absent ones take their defaults. A parameter with named values also takes the name (e.g. \"cmdq\": \"lockfree\").")},
                         }),
                         json::array(), "Which program runs on which cores.")},
       {"stop", object({
@@ -90,6 +91,29 @@ std::string read_file(const std::string& path) {
 
 nlohmann::json parse_json(const std::string& text, const std::string& what) {
   return parse_json_document<nlohmann::json>(text, what);
+}
+
+// The names an app parameter's values go by (hal_param_decl.names).
+std::vector<std::string> param_value_names(const hal_param_decl* decl) {
+  std::vector<std::string> out;
+  if (!decl || !decl->names) return out;
+  std::string cur;
+  for (const char* c = decl->names;; ++c) {
+    if (*c == ',' || *c == 0) {
+      out.push_back(cur);
+      cur.clear();
+      if (!*c) break;
+    } else if (*c != ' ') {
+      cur += *c;
+    }
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+  return out;
 }
 
 std::string dir_of(const std::string& path) {
@@ -271,12 +295,25 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
         throw ConfigError(path + "/params/" + it.key(), "app \"" + name + "\" has no such parameter (it has: " +
                                                             (declared.empty() ? "none" : declared) + ")");
       }
-      const uint64_t v = it.value().get<uint64_t>();
+      const hal_param_decl* decl = nullptr;
       for (const hal_param_decl* p = as.app->params; p && p->name; ++p)
-        if (it.key() == p->name && p->max && v > p->max)
-          throw ConfigError(path + "/params/" + it.key(), "app \"" + name + "\": " + it.key() + " = " + std::to_string(v) +
-                                                              " is out of range (0 to " + std::to_string(p->max) + ": " +
-                                                              p->help + ")");
+        if (it.key() == p->name) decl = p;
+      const std::string ppath = path + "/params/" + it.key();
+      uint64_t v = 0;
+      if (it.value().is_string()) {
+        const std::string want = it.value().get<std::string>();
+        const std::vector<std::string> names = param_value_names(decl);
+        const auto found = std::find(names.begin(), names.end(), want);
+        if (found == names.end())
+          throw ConfigError(ppath, "app \"" + name + "\": " + it.key() + " = \"" + want + "\" is not a value it names" +
+                                       (names.empty() ? " (it takes numbers only)" : " (one of: " + join(names) + ")"));
+        v = static_cast<uint64_t>(found - names.begin());
+      } else {
+        v = it.value().get<uint64_t>();
+      }
+      if (decl->max && v > decl->max)
+        throw ConfigError(ppath, "app \"" + name + "\": " + it.key() + " = " + std::to_string(v) + " is out of range (0 to " +
+                                     std::to_string(decl->max) + ": " + decl->help + ")");
       as.params[it.key()] = v;
     }
     rc.resolved["scenario"]["apps"][i]["params"] = as.params;
@@ -302,7 +339,8 @@ std::string render_config_reference(const std::vector<const hal_app*>& apps) {
     out += "| parameter | default | range | description |\n|---|---|---|---|\n";
     for (const hal_param_decl* p = app->params; p->name; ++p)
       out += "| `" + std::string(p->name) + "` | " + std::to_string(p->default_value) + " | " +
-             (p->max ? "0 to " + std::to_string(p->max) : "any") + " | " + p->help + " |\n";
+             (p->names ? join(param_value_names(p)) + " (" : "") + (p->max ? "0 to " + std::to_string(p->max) : "any") +
+             (p->names ? ")" : "") + " | " + p->help + " |\n";
   }
   return out;
 }

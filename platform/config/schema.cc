@@ -77,6 +77,7 @@ const char* type_name(Type t) {
   switch (t) {
     case Type::kBool: return "boolean";
     case Type::kUint: return "unsigned integer";
+    case Type::kUintOrName: return "unsigned integer or name";
     case Type::kNumber: return "number";
     case Type::kString: return "string";
     case Type::kAddress: return "address/size";
@@ -170,6 +171,9 @@ json validate(const Node& schema, const json& doc, const std::string& path) {
     case Type::kBool:
       if (!doc.is_boolean()) throw ConfigError(path, "expected true or false, got " + got(doc));
       return doc;
+    case Type::kUintOrName:
+      if (doc.is_string()) return doc;
+      [[fallthrough]];
     case Type::kUint: {
       if (doc.is_number_float()) {
         const double d = doc.get<double>();

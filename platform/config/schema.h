@@ -30,6 +30,7 @@ class ConfigError : public std::runtime_error {
 enum class Type {
   kBool,
   kUint,     // non-negative integer
+  kUintOrName,  // non-negative integer, or a name (a string) its consumer resolves
   kNumber,   // floating point
   kString,
   kAddress,  // integer, or a string "0x..." / "64KiB" / "1GiB"

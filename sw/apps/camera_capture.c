@@ -140,12 +140,12 @@ static int camera_main(void) {
 
 static const struct hal_param_decl camera_params[] = {
     IOMMU_SETUP_PARAMS,
-    {"buffers", 4, "Frame buffers in the queue (2..16, at most the camera's queue depth).", 16},
-    {"policy", 0, "0: unmap each captured buffer and map it again (seed 000's camera); 1: keep buffers mapped.", 1},
-    {"consumer_kcycles", 10000, "Thousands of CPU cycles the consumer (ISP or encoder) spends on each frame (10000: 5 ms at 2 GHz).", 0},
-    {"duration_us", 200000, "Capture time, us of simulated time.", 0},
-    {"check", 1, "1: check each clean frame's first and last line against the sensor's pattern (host time only).", 1},
-    {0, 0, 0, 0},
+    {"buffers", 4, "Frame buffers in the queue (2..16, at most the camera's queue depth).", 16, 0},
+    {"policy", 0, "0: unmap each captured buffer and map it again (seed 000's camera); 1: keep buffers mapped.", 1, "map_every_frame,kept_mapped"},
+    {"consumer_kcycles", 10000, "Thousands of CPU cycles the consumer (ISP or encoder) spends on each frame (10000: 5 ms at 2 GHz).", 0, 0},
+    {"duration_us", 200000, "Capture time, us of simulated time.", 0, 0},
+    {"check", 1, "1: check each clean frame's first and last line against the sensor's pattern (host time only).", 1, 0},
+    {0, 0, 0, 0, 0},
 };
 
 const struct hal_app app_camera = {"camera",

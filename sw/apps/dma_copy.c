@@ -94,11 +94,11 @@ static int dma_copy_main(void) {
 }
 
 static const struct hal_param_decl dma_copy_params[] = {
-    {"transfers", 32, "Copies per core.", 0},
-    {"bytes", 65536, "Size of each copy, bytes.", 0},
-    {"completion", 1, "How completion is signalled: 0 poll STATUS, 1 wired interrupt, 2 MSI.", 0},
-    {"bookkeeping_cycles", 200, "Work done under the shared lock after each completion, cycles.", 0},
-    {0, 0, 0, 0},
+    {"transfers", 32, "Copies per core.", 0, 0},
+    {"bytes", 65536, "Size of each copy, bytes.", 0, 0},
+    {"completion", 1, "How completion is signalled: 0 poll STATUS, 1 wired interrupt, 2 MSI.", 0, 0},
+    {"bookkeeping_cycles", 200, "Work done under the shared lock after each completion, cycles.", 0, 0},
+    {0, 0, 0, 0, 0},
 };
 
 const struct hal_app app_dma_copy = {

@@ -19,19 +19,19 @@
 #include "smmu/arm_smmu.h"
 
 #define IOMMU_SETUP_PARAMS                                                                                      \
-  {"unmap", 0, "DMA unmap policy: 0 strict, 1 lazy (flush queue), 2 passthrough (SMMU bypass for the device).", 2}, \
-      {"cmdq", 1, "SMMU command submission: 0 spinlock (v5.3), 1 lock-free (v5.4), 2 ECMDQ per core.", 2},          \
-      {"sync", 0, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI.", 2},                                                 \
-      {"tlbi", 0, "Invalidation: 0 one TLBI per page, 1 range TLBI (RIL).", 1},                                     \
-      {"elide", 0, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI).", 1},                         \
-      {"gather_when_queued", 1, "Lazy mode: 1 gathers every unmapped leaf (baseline), 0 skips it (seed 003).", 1},  \
-      {"iova_cache", 1, "IOVA allocator: 0 cached32_only, 1 cached32_and_64.", 1},                                  \
-      {"rcache", 1, "1: per-CPU IOVA range caches in front of the tree.", 1},                                       \
-      {"dma32_first", 1, "1: IOVAs below 4 GiB first (Linux's rule for PCI devices); 0: the whole 48-bit space (a platform device).", 1}, \
-      {"sync_each_page", 0, "1: Linux 4.13's unmap, a TLBI + CMD_SYNC per 4 KiB page; 0: one sync per unmapped range (since 2017).", 1}, \
-      {"map_sg", 1, "dma_map_sg into the page tables: 0 element by element through the whole call chain (before seed 002), 1 batched.", 1}, \
-      {"walk_flush", 1, "A removed table's walk-cache flush: 0 one TLBI per granule it covered (before seed 000), 1 one TLBI for the ASID.", 1}, \
-      {"coherent_walk", 1, "1: the SMMU's table walks snoop CPU caches; 0: io-pgtable cleans each descriptor it writes (phone SoCs).", 1}
+  {"unmap", 0, "DMA unmap policy: 0 strict, 1 lazy (flush queue), 2 passthrough (SMMU bypass for the device).", 2, "strict,lazy,passthrough"}, \
+      {"cmdq", 1, "SMMU command submission: 0 spinlock (v5.3), 1 lock-free (v5.4), 2 ECMDQ per core.", 2, "spinlock,lockfree,ecmdq"},          \
+      {"sync", 0, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI.", 2, "poll,sev,msi"},                                                 \
+      {"tlbi", 0, "Invalidation: 0 one TLBI per page, 1 range TLBI (RIL).", 1, "per_granule,range"},                                     \
+      {"elide", 0, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI).", 1, 0},                         \
+      {"gather_when_queued", 1, "Lazy mode: 1 gathers every unmapped leaf (baseline), 0 skips it (seed 003).", 1, 0},  \
+      {"iova_cache", 1, "IOVA allocator: 0 cached32_only, 1 cached32_and_64.", 1, "cached32_only,cached32_and_64"},                                  \
+      {"rcache", 1, "1: per-CPU IOVA range caches in front of the tree.", 1, 0},                                       \
+      {"dma32_first", 1, "1: IOVAs below 4 GiB first (Linux's rule for PCI devices); 0: the whole 48-bit space (a platform device).", 1, 0}, \
+      {"sync_each_page", 0, "1: Linux 4.13's unmap, a TLBI + CMD_SYNC per 4 KiB page; 0: one sync per unmapped range (since 2017).", 1, 0}, \
+      {"map_sg", 1, "dma_map_sg into the page tables: 0 element by element through the whole call chain (before seed 002), 1 batched.", 1, "per_element,batched"}, \
+      {"walk_flush", 1, "A removed table's walk-cache flush: 0 one TLBI per granule it covered (before seed 000), 1 one TLBI for the ASID.", 1, "va,asid"}, \
+      {"coherent_walk", 1, "1: the SMMU's table walks snoop CPU caches; 0: io-pgtable cleans each descriptor it writes (phone SoCs).", 1, 0}
 
 #ifdef __cplusplus
 extern "C" {

@@ -221,15 +221,15 @@ static int iova_bench_main(void) {
 }
 
 static const struct hal_param_decl iova_bench_params[] = {
-    {"live", 32768, "Long-lived 64-bit IOVAs allocated first and held (deep rings' buffers).", 0},
-    {"pairs", 2000, "Timed steady-state alloc+free pairs.", 0},
-    {"inflight", 32, "IOVAs of the steady state in flight: each pair frees the one allocated this many pairs earlier.", 0},
-    {"size_pages", 1, "4 KiB pages per IOVA (a 1500-byte packet buffer takes one).", 0},
-    {"packet_bytes", 1500, "Bytes per packet for the Mbit/s conversion (one IOVA per packet).", 0},
-    {"dma_bits", 48, "Device DMA mask width; allocations use the whole space (33 to 52).", 0},
-    {"iova_cache_policy", 2, "0 cached32_only (before 2017), 1 cached32_and_64 (since), 2 both in sequence.", 0},
-    {"rcache", 0, "1: per-CPU range caches in front of the tree (hide the walk in this steady state).", 0},
-    {0, 0, 0, 0},
+    {"live", 32768, "Long-lived 64-bit IOVAs allocated first and held (deep rings' buffers).", 0, 0},
+    {"pairs", 2000, "Timed steady-state alloc+free pairs.", 0, 0},
+    {"inflight", 32, "IOVAs of the steady state in flight: each pair frees the one allocated this many pairs earlier.", 0, 0},
+    {"size_pages", 1, "4 KiB pages per IOVA (a 1500-byte packet buffer takes one).", 0, 0},
+    {"packet_bytes", 1500, "Bytes per packet for the Mbit/s conversion (one IOVA per packet).", 0, 0},
+    {"dma_bits", 48, "Device DMA mask width; allocations use the whole space (33 to 52).", 0, 0},
+    {"iova_cache_policy", 2, "0 cached32_only (before 2017), 1 cached32_and_64 (since), 2 both in sequence.", 0, 0},
+    {"rcache", 0, "1: per-CPU range caches in front of the tree (hide the walk in this steady state).", 0, 0},
+    {0, 0, 0, 0, 0},
 };
 
 const struct hal_app app_iova_bench = {"iova_bench",

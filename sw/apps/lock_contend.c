@@ -20,10 +20,10 @@ static int lock_contend_main(void) {
 }
 
 static const struct hal_param_decl lock_contend_params[] = {
-    {"iterations", 2000, "Lock acquisitions per core.", 0},
-    {"hold_cycles", 300, "Work inside the lock, cycles.", 0},
-    {"think_cycles", 600, "Work between acquisitions, cycles.", 0},
-    {0, 0, 0, 0},
+    {"iterations", 2000, "Lock acquisitions per core.", 0, 0},
+    {"hold_cycles", 300, "Work inside the lock, cycles.", 0, 0},
+    {"think_cycles", 600, "Work between acquisitions, cycles.", 0, 0},
+    {0, 0, 0, 0, 0},
 };
 
 const struct hal_app app_lock_contend = {"lock_contend", "Take and release the shared spinlock in a loop.",

@@ -155,10 +155,10 @@ static int map_bench_main(void) {
 }
 
 static const struct hal_param_decl map_bench_params[] = {
-    {"experiment", 0, "0: seed 000 (walk flush va vs asid); 1: seed 002 (map_sg per_element vs batched).", 1},
-    {"reps", 1, "Map + unmap rounds per size (the mean is reported).", 0},
-    {"coherent", 0, "1: the SMMU's table walks snoop CPU caches (no cache maintenance on PTE writes).", 1},
-    {0, 0, 0, 0},
+    {"experiment", 0, "0: seed 000 (walk flush va vs asid); 1: seed 002 (map_sg per_element vs batched).", 1, 0},
+    {"reps", 1, "Map + unmap rounds per size (the mean is reported).", 0, 0},
+    {"coherent", 0, "1: the SMMU's table walks snoop CPU caches (no cache maintenance on PTE writes).", 1, 0},
+    {0, 0, 0, 0, 0},
 };
 
 const struct hal_app app_map_bench = {"map_bench",

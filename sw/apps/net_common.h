@@ -22,16 +22,16 @@
 
 #define NET_COMMON_PARAMS                                                                                        \
   IOMMU_SETUP_PARAMS,                                                                                            \
-      {"duration_us", 2000, "Measured time, after the warm-up, in us of simulated time.", 0},                       \
-      {"warmup_us", 3000, "Traffic before the measured window, us: rings, IOVA caches and flush queues reach their steady state.", 0}, \
-      {"buffers", 0, "RX buffers: 0 map and unmap every packet, 1 page pool (mapped once, recycled).", 1},           \
-      {"budget", 64, "NAPI budget: frames per poll before the CPU is given back.", 0},                               \
-      {"ring", 1024, "Descriptors per RX and TX ring (a power of two).", 0},                                         \
-      {"coal_frames", 64, "Interrupt moderation: completions per interrupt (ethtool rx-frames; 0 off).", 0},         \
-      {"coal_usecs", 8, "Interrupt moderation: us after the first completion (ethtool rx-usecs; 0 off).", 0},        \
-      {"msi", 1, "1: per-queue MSI through the SMMU; 0: wired interrupt lines.", 1},                                 \
-      {"nic", 0, "Which NIC: the device named nic<N>.", 9},                                                         \
-      {"live_iovas", 0, "IOVAs held live for the whole run (other devices' long-lived buffers), one page each, at the top of the space.", 0}
+      {"duration_us", 2000, "Measured time, after the warm-up, in us of simulated time.", 0, 0},                       \
+      {"warmup_us", 3000, "Traffic before the measured window, us: rings, IOVA caches and flush queues reach their steady state.", 0, 0}, \
+      {"buffers", 0, "RX buffers: 0 map and unmap every packet, 1 page pool (mapped once, recycled).", 1, "per_packet,page_pool"},           \
+      {"budget", 64, "NAPI budget: frames per poll before the CPU is given back.", 0, 0},                               \
+      {"ring", 1024, "Descriptors per RX and TX ring (a power of two).", 0, 0},                                         \
+      {"coal_frames", 64, "Interrupt moderation: completions per interrupt (ethtool rx-frames; 0 off).", 0, 0},         \
+      {"coal_usecs", 8, "Interrupt moderation: us after the first completion (ethtool rx-usecs; 0 off).", 0, 0},        \
+      {"msi", 1, "1: per-queue MSI through the SMMU; 0: wired interrupt lines.", 1, 0},                                 \
+      {"nic", 0, "Which NIC: the device named nic<N>.", 9, 0},                                                         \
+      {"live_iovas", 0, "IOVAs held live for the whole run (other devices' long-lived buffers), one page each, at the top of the space.", 0, 0}
 
 struct net_core {
   unsigned rank;           /* queue index */

@@ -87,10 +87,10 @@ static int net_rx_main(void) {
 
 static const struct hal_param_decl net_rx_params[] = {
     NET_COMMON_PARAMS,
-    {"stack_cycles", 600, "CPU cycles the network stack spends per received frame (IP, TCP, socket), beside the copy.", 0},
-    {"copy", 1, "1: charge the copy of each payload to the user (memcpy_64b per 64 bytes).", 1},
-    {"check", 1, "1: check every frame against the generator's pattern and its flow's sequence (host time only).", 1},
-    {0, 0, 0, 0},
+    {"stack_cycles", 600, "CPU cycles the network stack spends per received frame (IP, TCP, socket), beside the copy.", 0, 0},
+    {"copy", 1, "1: charge the copy of each payload to the user (memcpy_64b per 64 bytes).", 1, 0},
+    {"check", 1, "1: check every frame against the generator's pattern and its flow's sequence (host time only).", 1, 0},
+    {0, 0, 0, 0, 0},
 };
 
 const struct hal_app app_net_rx = {"net_rx",

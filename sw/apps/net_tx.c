@@ -71,10 +71,10 @@ static int net_tx_main(void) {
 
 static const struct hal_param_decl net_tx_params[] = {
     NET_COMMON_PARAMS,
-    {"frame_bytes", 1514, "Frame size without FCS (1514: a 1448-byte TCP payload).", 0},
-    {"stack_cycles", 600, "CPU cycles the network stack spends per sent frame (socket, TCP, IP), beside the copy.", 0},
-    {"copy", 1, "1: charge the copy of each payload from the user (memcpy_64b per 64 bytes).", 1},
-    {0, 0, 0, 0},
+    {"frame_bytes", 1514, "Frame size without FCS (1514: a 1448-byte TCP payload).", 0, 0},
+    {"stack_cycles", 600, "CPU cycles the network stack spends per sent frame (socket, TCP, IP), beside the copy.", 0, 0},
+    {"copy", 1, "1: charge the copy of each payload from the user (memcpy_64b per 64 bytes).", 1, 0},
+    {0, 0, 0, 0, 0},
 };
 
 const struct hal_app app_net_tx = {"net_tx",

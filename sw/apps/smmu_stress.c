@@ -89,15 +89,15 @@ static int stress_main(void) {
 }
 
 static const struct hal_param_decl stress_params[] = {
-    {"iterations", 200, "Invalidations per core.", 0},
-    {"pages", 1, "4 KiB pages per invalidated range.", 0},
-    {"cmdq", 0, "Command submission: 0 spinlock, 1 lock-free (v5.4), 2 one ECMDQ per core.", 2},
-    {"sync", 0, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI.", 2},
-    {"elide", 0, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI).", 1},
-    {"tlbi", 0, "Invalidation: 0 one TLBI per granule, 1 range TLBI (RIL).", 1},
-    {"asid_threshold", 0, "From this many pages, invalidate the whole ASID (0: never).", 0},
-    {"leader_cpu", 0, "The core that brings the SMMU up.", 0},
-    {0, 0, 0, 0},
+    {"iterations", 200, "Invalidations per core.", 0, 0},
+    {"pages", 1, "4 KiB pages per invalidated range.", 0, 0},
+    {"cmdq", 0, "Command submission: 0 spinlock, 1 lock-free (v5.4), 2 one ECMDQ per core.", 2, "spinlock,lockfree,ecmdq"},
+    {"sync", 0, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI.", 2, "poll,sev,msi"},
+    {"elide", 0, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI).", 1, 0},
+    {"tlbi", 0, "Invalidation: 0 one TLBI per granule, 1 range TLBI (RIL).", 1, "per_granule,range"},
+    {"asid_threshold", 0, "From this many pages, invalidate the whole ASID (0: never).", 0, 0},
+    {"leader_cpu", 0, "The core that brings the SMMU up.", 0, 0},
+    {0, 0, 0, 0, 0},
 };
 
 const struct hal_app app_smmu_stress = {"smmu_stress",

@@ -310,17 +310,17 @@ static int swiotlb_bench_main(void) {
 }
 
 static const struct hal_param_decl swiotlb_bench_params[] = {
-    {"iterations", 20000, "Timed maps per core (after the warm-up that fills the queue).", 0},
-    {"map_bytes", 4096, "Bytes per mapping (at most 256 KiB).", 0},
-    {"queue_depth", 96, "Mappings each core keeps in flight.", 0},
-    {"device_ns", 1000, "Device work between a map and the unmap of the oldest mapping, ns.", 0},
-    {"pool_kib", 1024, "Size of each pool, KiB (the seed's swiotlb=512: 512 slots of 2 KiB).", 0},
-    {"pools", 1, "Pools made at start (the default pool and pools-1 more).", 0},
-    {"areas", 4, "Areas per pool (the seed's swiotlb=512,4); rounded to a power of two the pool can hold.", 0},
-    {"dynamic", 1, "1: add a pool when every pool is full (transient pool meanwhile), as dynamic swiotlb.", 0},
-    {"search", 2, "0 pool_first (before seed 004), 1 area_first (seed 004), 2 both in sequence.", 0},
-    {"cores", 0, "Cores running the app, which must be cores 0..cores-1 (0: every core of the platform).", 0},
-    {0, 0, 0, 0},
+    {"iterations", 20000, "Timed maps per core (after the warm-up that fills the queue).", 0, 0},
+    {"map_bytes", 4096, "Bytes per mapping (at most 256 KiB).", 0, 0},
+    {"queue_depth", 96, "Mappings each core keeps in flight.", 0, 0},
+    {"device_ns", 1000, "Device work between a map and the unmap of the oldest mapping, ns.", 0, 0},
+    {"pool_kib", 1024, "Size of each pool, KiB (the seed's swiotlb=512: 512 slots of 2 KiB).", 0, 0},
+    {"pools", 1, "Pools made at start (the default pool and pools-1 more).", 0, 0},
+    {"areas", 4, "Areas per pool (the seed's swiotlb=512,4); rounded to a power of two the pool can hold.", 0, 0},
+    {"dynamic", 1, "1: add a pool when every pool is full (transient pool meanwhile), as dynamic swiotlb.", 0, 0},
+    {"search", 2, "0 pool_first (before seed 004), 1 area_first (seed 004), 2 both in sequence.", 0, 0},
+    {"cores", 0, "Cores running the app, which must be cores 0..cores-1 (0: every core of the platform).", 0, 0},
+    {0, 0, 0, 0, 0},
 };
 
 const struct hal_app app_swiotlb_bench = {"swiotlb_bench",

@@ -195,6 +195,9 @@ struct hal_param_decl {
   uint64_t default_value;
   const char *help;
   uint64_t max; /* largest value allowed (the configuration refuses more); 0: any */
+  /* Comma-separated names of the values 0, 1, ..., accepted by the
+   * configuration in place of the number (e.g. "poll,sev,msi"); NULL: none. */
+  const char *names;
 };
 struct hal_app {
   const char *name;

@@ -697,7 +697,7 @@ int bench_main(void) {
   return 0;
 }
 
-const hal_param_decl kNoParams[] = {{nullptr, 0, nullptr, 0}};
+const hal_param_decl kNoParams[] = {{nullptr, 0, nullptr, 0, nullptr}};
 const hal_app kBenchApp = {"bench", "Google Benchmark suite (tests/bench/hal_bench.cc)", bench_main, kNoParams};
 
 }  // namespace

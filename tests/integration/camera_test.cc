@@ -107,7 +107,7 @@ int early_unmap_main() {
   smmu_handle_events(s);
   return 0;
 }
-const hal_param_decl early_params[] = {IOMMU_SETUP_PARAMS, {nullptr, 0, nullptr, 0}};
+const hal_param_decl early_params[] = {IOMMU_SETUP_PARAMS, {nullptr, 0, nullptr, 0, nullptr}};
 const hal_app early_unmap_app = {"camera_early_unmap", "a buffer unmapped while queued", early_unmap_main,
                                  early_params};
 

@@ -583,3 +583,19 @@ TEST(Cli, DuplicateKeysAndOverflowingNumbersAreBadInput) {
   EXPECT_EQ(big.exit_code, 2) << big.out;
   EXPECT_NE(big.out.find("big.json: not valid JSON"), std::string::npos) << big.out;
 }
+
+TEST(Cli, AppParametersTakeTheirValuesNames) {
+  const std::string stress = std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/smmu_stress.json";
+  const fs::path d = temp_dir("names");
+  const Cmd ok = sh("run " + stress + " --quiet --set scenario.apps.0.params.cmdq=lockfree --set "
+                    "scenario.apps.0.params.sync=msi --set scenario.apps.0.params.iterations=5 --out " + (d / "a").string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.out;
+  const nlohmann::json params = read_json(d / "a" / "config.json")["scenario"]["apps"][0]["params"];
+  EXPECT_EQ(params["cmdq"], 1);
+  EXPECT_EQ(params["sync"], 2);
+  const Cmd bad = sh("run " + stress + " --quiet --set scenario.apps.0.params.cmdq=fast --out " + (d / "b").string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("one of: spinlock, lockfree, ecmdq"), std::string::npos) << bad.out;
+  const Cmd apps = sh("apps");
+  EXPECT_NE(apps.out.find("Names: spinlock,lockfree,ecmdq."), std::string::npos) << apps.out;
+}

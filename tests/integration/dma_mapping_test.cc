@@ -283,7 +283,7 @@ int walk_flush_main(void) {
   w.after = dma_copy(kWalkIova + kSz2M + 5 * kSz4K, kWalkIova, 256);
   return 0;
 }
-const hal_param_decl walk_flush_params[] = {{"walk_flush", 0, "iommu_walk_flush_policy", 0}, {}};
+const hal_param_decl walk_flush_params[] = {{"walk_flush", 0, "iommu_walk_flush_policy", 0, 0}, {}};
 const hal_app walk_flush_app = {"dma_mapping_walk_flush", "unmap whole leaf tables", walk_flush_main,
                                 walk_flush_params};
 
@@ -362,7 +362,7 @@ int strict_main(void) {
   st.f_translation = g_smmu.stats.events_by_id[SMMU_EVT_F_TRANSLATION];
   return 0;
 }
-const hal_param_decl strict_params[] = {{"tlbi", 0, "smmu_tlbi_policy", 0}, {}};
+const hal_param_decl strict_params[] = {{"tlbi", 0, "smmu_tlbi_policy", 0, 0}, {}};
 const hal_app strict_app = {"dma_mapping_strict", "strict dma_unmap", strict_main, strict_params};
 
 class DmaApiStrict : public ::testing::TestWithParam<unsigned> {};
@@ -433,7 +433,7 @@ int lazy_main(void) {
   lz.after_flush = dma_copy(s_iova, d_iova, 64);
   return 0;
 }
-const hal_param_decl lazy_params[] = {{"gather_when_queued", 0, "track leaves in a queued gather", 0}, {}};
+const hal_param_decl lazy_params[] = {{"gather_when_queued", 0, "track leaves in a queued gather", 0, 0}, {}};
 const hal_app lazy_app = {"dma_mapping_lazy", "lazy dma_unmap and its flush", lazy_main, lazy_params};
 
 class DmaApiLazy : public ::testing::TestWithParam<unsigned> {};

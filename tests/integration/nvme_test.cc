@@ -120,7 +120,7 @@ int unmapped_read_main() {
   smmu_handle_events(g_smmu);
   return 0;
 }
-const hal_param_decl unmapped_params[] = {IOMMU_SETUP_PARAMS, {nullptr, 0, nullptr, 0}};
+const hal_param_decl unmapped_params[] = {IOMMU_SETUP_PARAMS, {nullptr, 0, nullptr, 0, nullptr}};
 const hal_app unmapped_read_app = {"nvme_unmapped_read", "a read into an unmapped IOVA", unmapped_read_main,
                                    unmapped_params};
 

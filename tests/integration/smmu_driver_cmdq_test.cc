@@ -83,10 +83,10 @@ int cmdq_policy_main(void) {
   }
   return 0;
 }
-const hal_param_decl cmdq_policy_params[] = {{"cmdq", 0, "smmu_cmdq_policy", 0},
-                                             {"sync", 0, "smmu_sync_policy", 0},
-                                             {"elide", 0, "elide back-to-back SYNCs", 0},
-                                             {"inject_illegal", 0, "issue an illegal command first", 0},
+const hal_param_decl cmdq_policy_params[] = {{"cmdq", 0, "smmu_cmdq_policy", 0, 0},
+                                             {"sync", 0, "smmu_sync_policy", 0, 0},
+                                             {"elide", 0, "elide back-to-back SYNCs", 0, 0},
+                                             {"inject_illegal", 0, "issue an illegal command first", 0, 0},
                                              {}};
 const hal_app cmdq_policy_app = {"smmu_cmdq_policy", "invalidation on every core under one queue policy",
                                  cmdq_policy_main, cmdq_policy_params};

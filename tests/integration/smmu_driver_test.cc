@@ -139,7 +139,7 @@ int policy_main(void) {
   return 0;
 }
 const hal_param_decl policy_params[] = {
-    {"sync", 0, "smmu_sync_policy", 0}, {"tlbi", 0, "smmu_tlbi_policy", 0}, {"asid_threshold", 0, "pages", 0}, {}};
+    {"sync", 0, "smmu_sync_policy", 0, 0}, {"tlbi", 0, "smmu_tlbi_policy", 0, 0}, {"asid_threshold", 0, "pages", 0, 0}, {}};
 const hal_app policy_app = {"smmu_policy", "invalidation under one driver policy", policy_main, policy_params};
 
 TestRun run_policy(unsigned sync, unsigned tlbi, unsigned threshold) {

@@ -58,9 +58,9 @@ static int hello_main(void) {
 }
 
 static const struct hal_param_decl hello_params[] = {
-    {"bytes", 4096, "Bytes core 0 copies with the DMA engine.", 0},
-    {"cores_expected", 0, "Cores that must check in before any returns (0: don't wait).", 0},
-    {0, 0, 0, 0},
+    {"bytes", 4096, "Bytes core 0 copies with the DMA engine.", 0, 0},
+    {"cores_expected", 0, "Cores that must check in before any returns (0: don't wait).", 0, 0},
+    {0, 0, 0, 0, 0},
 };
 
 HAL_FIRMWARE("hello_firmware", "Example firmware: a DMA copy on core 0 and a barrier on all cores.", hello_main,

@@ -26,9 +26,9 @@ namespace {
 // Apps the test scenarios can name: one with parameters, one without.
 int noop_main(void) { return 0; }
 const hal_param_decl kAlphaParams[] = {
-    {"count", 10, "How many.", 0},
-    {"size", 4096, "How big.", 0},
-    {nullptr, 0, nullptr, 0},
+    {"count", 10, "How many.", 0, 0},
+    {"size", 4096, "How big.", 0, 0},
+    {nullptr, 0, nullptr, 0, nullptr},
 };
 const hal_app kAlpha = {"alpha", "An app with parameters.", noop_main, kAlphaParams};
 const hal_app kBeta = {"beta", "An app without parameters.", noop_main, nullptr};
@@ -329,6 +329,7 @@ void expect_complete(const Node& n, const json& doc, const std::string& path) {
       return;
     case Type::kAddress:
     case Type::kUint:
+    case Type::kUintOrName:  // resolved documents hold the number
       EXPECT_TRUE(doc.is_number_unsigned()) << path << " = " << doc.dump();
       return;
     case Type::kNumber:
