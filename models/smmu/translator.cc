@@ -128,11 +128,15 @@ Tlb* Translator::micro_tlb(unsigned port) {
 }
 
 Translator::SidTlbCounters& Translator::sid_tlb(uint32_t sid) {
+  if (last_sid_tlb_ && last_sid_ == sid) return *last_sid_tlb_;
   auto it = sid_tlb_.find(sid);
-  if (it != sid_tlb_.end()) return it->second;
-  const std::string p = prefix_ + ".tlb.by_sid." + std::to_string(sid);
-  return sid_tlb_.emplace(sid, SidTlbCounters{&stats_.counter(p + ".lookups"), &stats_.counter(p + ".hits")})
-      .first->second;
+  if (it == sid_tlb_.end()) {
+    const std::string p = prefix_ + ".tlb.by_sid." + std::to_string(sid);
+    it = sid_tlb_.emplace(sid, SidTlbCounters{&stats_.counter(p + ".lookups"), &stats_.counter(p + ".hits")}).first;
+  }
+  last_sid_ = sid;
+  last_sid_tlb_ = &it->second;  // std::map nodes do not move
+  return it->second;
 }
 
 void Translator::enable_stale_check(MemoryPort& untimed) {

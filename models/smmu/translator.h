@@ -155,6 +155,9 @@ class Translator {
   };
   SidTlbCounters& sid_tlb(uint32_t sid);
   std::map<uint32_t, SidTlbCounters> sid_tlb_;
+  // Most accesses come from the stream before: no map search for them.
+  uint32_t last_sid_ = 0;
+  SidTlbCounters* last_sid_tlb_ = nullptr;
   Counter* stale_checks_ = nullptr;
   Counter* stale_hits_ = nullptr;
   Histogram* stale_window_ = nullptr;

@@ -65,14 +65,8 @@ static unsigned jobs_on(unsigned d) {
 
 static bool params_valid(void) {
   const uint64_t bs = hal_param("bs"), depth = hal_param("iodepth");
-  if (!iommu_setup_params_valid("fio")) return false;
-  if (hal_param("rw") > 4 || hal_param("rwmixread") > 100 || hal_param("io_poll") > 1 || hal_param("verify") > 1 ||
-      hal_param("bounce") > 1 || hal_param("swiotlb_search") > 1) {
-    hal_log(HAL_LOG_ERROR, "fio: rw is 0..4, rwmixread a percentage, io_poll, verify, bounce and swiotlb_search 0 or 1");
-    return false;
-  }
   if (bs < 4096 || bs % 4096 || bs / 4096 > NVME_MAX_REQUEST_PAGES || depth == 0 || depth >= FIO_MAX_DEPTH ||
-      drives() == 0 || drives() > FIO_MAX_DRIVES || hal_param("runtime_us") == 0) {
+      drives() == 0 || hal_param("runtime_us") == 0) {
     hal_log(HAL_LOG_ERROR, "fio: bs must be a multiple of 4096 up to %u KiB, iodepth 1..%u, drives 1..%u, runtime_us > 0",
             NVME_MAX_REQUEST_PAGES * 4, FIO_MAX_DEPTH - 1, FIO_MAX_DRIVES);
     return false;
@@ -375,7 +369,7 @@ static const struct hal_param_decl fio_params[] = {
     {"rwmixread", 50, "randrw: percentage of reads.", 100, 0},
     {"bs", 4096, "Block size in bytes, a multiple of 4096 (at most 4 MiB).", 0, 0},
     {"iodepth", 32, "Requests each job keeps in flight.", 0, 0},
-    {"drives", 1, "Drives used: nvme0 .. nvme<drives-1>; job r (the app's r-th core) uses drive r % drives.", 0, 0},
+    {"drives", 1, "Drives used: nvme0 .. nvme<drives-1>; job r (the app's r-th core) uses drive r % drives.", 8, 0},
     {"jobs", 0, "Jobs per drive; each job is one of the app's cores, so cores = jobs x drives (0: cores / drives).", 0, 0},
     {"runtime_us", 2000, "Measured time after the warm-up, us.", 0, 0},
     {"warmup_us", 1000, "I/O before the measured window, us.", 0, 0},

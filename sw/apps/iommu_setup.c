@@ -9,22 +9,6 @@ static struct smmu_device smmu;
 enum { SMMU_DOWN = 0, SMMU_COMING_UP = 1, SMMU_UP = 2, SMMU_FAILED = 3 };
 static volatile uint32_t smmu_state;
 
-bool iommu_setup_params_valid(const char *app) {
-  static const struct {
-    const char *name;
-    uint64_t max;
-  } limits[] = {{"unmap", 2}, {"cmdq", 2}, {"sync", 2}, {"tlbi", 1}, {"elide", 1}, {"gather_when_queued", 1},
-                {"iova_cache", 1}, {"rcache", 1}, {"dma32_first", 1}, {"sync_each_page", 1}, {"map_sg", 1}, {"walk_flush", 1}, {"coherent_walk", 1}};
-  for (unsigned i = 0; i < sizeof limits / sizeof limits[0]; i++) {
-    if (hal_param(limits[i].name) > limits[i].max) {
-      hal_log(HAL_LOG_ERROR, "%s: parameter %s = %llu is out of range (0..%llu)", app, limits[i].name,
-              (unsigned long long)hal_param(limits[i].name), (unsigned long long)limits[i].max);
-      return false;
-    }
-  }
-  return true;
-}
-
 struct smmu_device *iommu_setup_smmu(const char *app, bool *failed) {
   *failed = false;
   if (!hal_smmu().size) {

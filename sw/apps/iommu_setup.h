@@ -45,8 +45,6 @@ struct app_dma {
   bool translated; /* false: bypass or no SMMU, device addresses are physical */
 };
 
-/* Checks the shared parameters' ranges; logs the first bad one. */
-bool iommu_setup_params_valid(const char *app);
 /* Probes and resets the SMMU and sets the policies (once, on one core).
  * Returns the SMMU, or NULL when the platform has none (a warning is
  * logged) or bring-up failed (*failed set). */

@@ -25,21 +25,9 @@ uint32_t net_payload_bytes(uint32_t frame_bytes) {
   return frame_bytes > NET_HEADER_BYTES ? frame_bytes - NET_HEADER_BYTES : 0;
 }
 
-/* Parameters both apps share, checked once: a bad value is an error, never
- * a silent fallback. */
+/* What the declared maxima cannot say (the configuration enforces those):
+ * a bad value is an error, never a silent fallback. */
 static bool params_valid(const char *app) {
-  static const struct {
-    const char *name;
-    uint64_t max;
-  } limits[] = {{"buffers", 1}, {"msi", 1}, {"nic", 9}, {"live_iovas", 1u << 20}};
-  if (!iommu_setup_params_valid(app)) return false;
-  for (unsigned i = 0; i < sizeof limits / sizeof limits[0]; i++) {
-    if (hal_param(limits[i].name) > limits[i].max) {
-      hal_log(HAL_LOG_ERROR, "%s: parameter %s = %llu is out of range (0..%llu)", app, limits[i].name,
-              (unsigned long long)hal_param(limits[i].name), (unsigned long long)limits[i].max);
-      return false;
-    }
-  }
   const uint64_t ring = hal_param("ring");
   if (ring < 2 || ring > NIC_RING_MAX || (ring & (ring - 1)) || hal_param("budget") == 0 ||
       hal_param("duration_us") == 0) {

@@ -31,7 +31,7 @@
       {"coal_usecs", 8, "Interrupt moderation: us after the first completion (ethtool rx-usecs; 0 off).", 0, 0},        \
       {"msi", 1, "1: per-queue MSI through the SMMU; 0: wired interrupt lines.", 1, 0},                                 \
       {"nic", 0, "Which NIC: the device named nic<N>.", 9, 0},                                                         \
-      {"live_iovas", 0, "IOVAs held live for the whole run (other devices' long-lived buffers), one page each, at the top of the space.", 0, 0}
+      {"live_iovas", 0, "IOVAs held live for the whole run (other devices' long-lived buffers), one page each, at the top of the space.", 1048576, 0}
 
 struct net_core {
   unsigned rank;           /* queue index */
