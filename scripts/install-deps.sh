@@ -10,6 +10,7 @@ packages=(
   libfmt-dev            # formatting (spdlog's backend)
   nlohmann-json3-dev    # configuration and results
   libcli11-dev          # command-line parsing
+  zlib1g-dev            # gzip trace files
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev      # wall-clock benchmarks
   gcc-aarch64-linux-gnu # freestanding aarch64 build check of sw/
