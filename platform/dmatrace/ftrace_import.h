@@ -1,13 +1,18 @@
 // Linux ftrace text -> our trace records. Reads what /sys/kernel/tracing/trace
 // and `trace-cmd report` print for the iommu:* and dma:* events (layouts of
 // include/trace/events/iommu.h and dma.h; both the older and the newer
-// variants, docs/traces.md), keeping each line's task, pid, CPU and time.
+// variants, traces/README.md "Importing Linux ftrace"), keeping each line's
+// task, pid, CPU and time.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "dmatrace/dma_trace.h"
 
@@ -20,7 +25,8 @@ struct ImportOptions {
   // Device name (as the dma:/iommu: event prints it, e.g. "0000:01:00.0") -> StreamID.
   std::map<std::string, uint32_t> device_sids;
   // Devices not in device_sids get default_sid + 1, + 2, ... in order of
-  // first appearance when true; default_sid when false.
+  // first appearance when true (skipping StreamIDs device_sids gives out);
+  // default_sid when false.
   bool number_devices = true;
   bool skip_malformed = false;  // count and skip a malformed line of a known event
 };
@@ -37,20 +43,49 @@ struct ImportStats {
 
 // Parses one line. Returns true and fills `out` for a line of an imported
 // event; false for any other line (with stats updated). Throws TraceError
-// naming `line_no` and the field for a malformed line of a known event
-// (unless skip_malformed).
+// naming `source`, `line_no` and the field for a malformed line of a known
+// event (unless skip_malformed). `out` is reused: pass the same Record for
+// every line so its strings and segments keep their storage.
 class FtraceImporter {
  public:
-  explicit FtraceImporter(ImportOptions opt = {});
+  explicit FtraceImporter(ImportOptions opt = {}, std::string source = "<ftrace>");
   bool parse_line(const char* line, size_t len, uint64_t line_no, Record& out);
   const ImportStats& stats() const { return stats_; }
+  ImportStats& stats() { return stats_; }
 
  private:
+  // A dma_map_sg mapping not yet unmapped: dma_unmap_sg prints only the
+  // physical addresses, so its IOVA and size come from here.
+  struct LiveSg {
+    uint64_t iova;
+    uint64_t size;
+    std::vector<Segment> segs;
+  };
+  struct SgKeyHash {
+    size_t operator()(const std::pair<uint32_t, uint64_t>& k) const {
+      return std::hash<uint64_t>()(k.second * 31 + k.first);
+    }
+  };
+
+  void parse_fields(int ev, const char* p, const char* e, Record& out);  // ev: index in the event table
+  uint32_t device(std::string_view name, Record& out);  // sets out.dev and out.sid; returns its index
+
   ImportOptions opt_;
+  std::string source_;
   ImportStats stats_;
+  std::vector<uint64_t*> event_count_;  // per event of the table: its by_event counter (null until seen)
+  std::vector<std::pair<std::string, uint32_t>> devices_;  // in order of first appearance
+  size_t last_device_ = 0;
+  uint32_t next_sid_;
+  std::set<uint32_t> explicit_sids_;
+  std::unordered_map<std::pair<uint32_t, uint64_t>, LiveSg, SgKeyHash> live_sg_;
+  std::vector<uint64_t> dma_addrs_, lengths_, phys_addrs_;  // scratch, reused
 };
 
-// Reads `in` (plain or gzip), writes `out` in our format. Throws TraceError.
+// Reads `in` (plain or gzip), writes `out` in our format (gzip when it ends in
+// ".gz"). `out` appears only when the whole input converted: the records go
+// to a temporary file beside it, renamed at the end and removed on error.
+// `progress` is called every 64 Ki lines. Throws TraceError.
 ImportStats import_ftrace(const std::string& in, const std::string& out, const ImportOptions& opt,
                           const std::function<void(uint64_t lines)>& progress = nullptr);
 

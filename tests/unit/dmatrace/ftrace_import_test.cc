@@ -1,1 +1,373 @@
-// (being written)
+// The Linux ftrace importer: every imported event in every layout the kernels
+// print (include/trace/events/iommu.h, dma.h), both line prefixes (the trace
+// file's and trace-cmd report's), StreamID attribution, malformed lines.
+#include "dmatrace/ftrace_import.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace smmu_vp::dmatrace {
+namespace {
+
+// The trace file's prefix (irq-info on) and trace-cmd report's.
+const std::string kFile = "             fio-2345    [002] d..1.   712.345678: ";
+const std::string kReport = "             fio-2345  [002]   712.345678: ";
+
+struct Parser {
+  explicit Parser(ImportOptions o = {}) : imp(std::move(o), "test.txt") {}
+  bool parse(const std::string& line, uint64_t line_no = 1) { return imp.parse_line(line.data(), line.size(), line_no, r); }
+  FtraceImporter imp;
+  Record r;
+};
+
+// Parses `line`, which must import; returns the record.
+Record one(const std::string& line, ImportOptions o = {}) {
+  Parser p(std::move(o));
+  EXPECT_TRUE(p.parse(line)) << line;
+  return p.r;
+}
+
+// The TraceError message parsing `line` gives ("" when it parses).
+std::string error_of(const std::string& line, uint64_t line_no = 7) {
+  Parser p;
+  try {
+    p.parse(line, line_no);
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.line(), line_no);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(FtraceImport, TraceFilePrefix) {
+  const Record r = one(kFile + "dma_map_page: 0000:01:00.0 dir=FROM_DEVICE dma_addr=fffc0000 size=4096 "
+                               "phys_addr=8a2f3000 attrs=");
+  EXPECT_EQ(r.op, Op::kMap);
+  EXPECT_EQ(r.task, "fio");
+  EXPECT_EQ(r.pid, 2345);
+  EXPECT_EQ(r.cpu, 2);
+  EXPECT_EQ(r.time_ns, 712345678000ull);
+  EXPECT_EQ(r.dev, "0000:01:00.0");
+  EXPECT_EQ(r.dir, Dir::kFromDevice);
+  EXPECT_EQ(r.iova, 0xfffc0000ull);
+  EXPECT_EQ(r.pa, 0x8a2f3000ull);
+  EXPECT_EQ(r.size, 4096u);
+  EXPECT_EQ(r.sid, 1u);  // the first device numbered: default_sid + 1
+}
+
+TEST(FtraceImport, TraceCmdReportPrefix) {
+  // trace-cmd pads the event name; 9 decimals with a ns clock.
+  const Record r = one(kReport + "dma_unmap_page:       0000:01:00.0 dir=TO_DEVICE dma_addr=fffc0000 size=512 "
+                                 "attrs=SKIP_CPU_SYNC");
+  EXPECT_EQ(r.op, Op::kUnmap);
+  EXPECT_EQ(r.task, "fio");
+  EXPECT_EQ(r.pid, 2345);
+  EXPECT_EQ(r.cpu, 2);
+  EXPECT_EQ(r.time_ns, 712345678000ull);
+  EXPECT_EQ(r.iova, 0xfffc0000ull);
+  EXPECT_EQ(r.size, 512u);
+  EXPECT_EQ(r.dir, Dir::kToDevice);
+  EXPECT_EQ(r.pa, kNoAddr);
+
+  const Record n = one("fio-1 [000] 5.123456789: dma_unmap_page: nvme0 dir=NONE dma_addr=10 size=1 attrs=");
+  EXPECT_EQ(n.time_ns, 5123456789ull);
+  EXPECT_EQ(n.dir, Dir::kNone);
+  // Extra columns before the timestamp, the tgid column, a counter clock.
+  const Record t = one("fio-1 (    1) [003] dNh2. 77: dma_unmap_page: nvme0 dir=BIDIRECTIONAL dma_addr=10 size=1 attrs=");
+  EXPECT_EQ(t.time_ns, 77u);
+  EXPECT_EQ(t.cpu, 3);
+  EXPECT_EQ(t.pid, 1);
+  EXPECT_EQ(t.dir, Dir::kBidirectional);
+}
+
+TEST(FtraceImport, TaskNamesWithSpacesAndDashes) {
+  const Record r = one("  my worker-thread -x-4242 [001] .... 1.000001: dma_sync_single_for_cpu: 0000:02:00.0 "
+                       "dir=FROM_DEVICE dma_addr=1000 size=64");
+  EXPECT_EQ(r.task, "my worker-thread -x");
+  EXPECT_EQ(r.pid, 4242);
+  EXPECT_EQ(r.time_ns, 1000001000u);
+  const Record i = one("<idle>-0       [000] ..s1.  3.5: dma_sync_single_for_device: eth0 dir=TO_DEVICE dma_addr=2000 size=8");
+  EXPECT_EQ(i.task, "<idle>");
+  EXPECT_EQ(i.pid, 0);
+  EXPECT_EQ(i.op, Op::kSyncForDevice);
+  EXPECT_EQ(i.time_ns, 3500000000u);
+  const Record k = one("kworker/u8:2-118 [003] 9.000000: dma_sync_single_for_device: eth0 dir=TO_DEVICE dma_addr=2000 size=8");
+  EXPECT_EQ(k.task, "kworker/u8:2");
+  EXPECT_EQ(k.pid, 118);
+}
+
+TEST(FtraceImport, IommuMapBothLayouts) {
+  // Newer kernels print the IOVA range, older ones only its start.
+  const Record n = one(kFile + "map: IOMMU: iova=0x00000000fffc0000 - 0x00000000fffc2000 paddr=0x000000008a2f3000 size=8192");
+  EXPECT_EQ(n.op, Op::kIommuMap);
+  EXPECT_EQ(n.iova, 0xfffc0000ull);
+  EXPECT_EQ(n.pa, 0x8a2f3000ull);
+  EXPECT_EQ(n.size, 8192u);
+  EXPECT_EQ(n.sid, 0u);  // no device: default_sid
+  EXPECT_EQ(n.dev, "");
+  const Record o = one(kReport + "map:                  IOMMU: iova=0x00000000fffc0000 paddr=0x000000008a2f3000 size=4096");
+  EXPECT_EQ(o.iova, 0xfffc0000ull);
+  EXPECT_EQ(o.pa, 0x8a2f3000ull);
+  EXPECT_EQ(o.size, 4096u);
+  // Vendor trees that add the device.
+  ImportOptions opt;
+  opt.device_sids["ff000000.mdss"] = 9;
+  const Record a = one(kFile + "map: IOMMU: dev=ff000000.mdss iova=0x0000000000100000 paddr=0x0000000080000000 size=4096", opt);
+  EXPECT_EQ(a.dev, "ff000000.mdss");
+  EXPECT_EQ(a.sid, 9u);
+}
+
+TEST(FtraceImport, IommuUnmapBothLayouts) {
+  const Record n = one(kFile + "unmap: IOMMU: iova=0x00000000fffc0000 - 0x00000000fffc2000 size=8192 unmapped_size=4096");
+  EXPECT_EQ(n.op, Op::kIommuUnmap);
+  EXPECT_EQ(n.iova, 0xfffc0000ull);
+  EXPECT_EQ(n.size, 4096u);  // what was unmapped
+  EXPECT_EQ(n.pa, kNoAddr);
+  const Record o = one(kReport + "unmap: IOMMU: iova=0x00000000fffc0000 size=8192 unmapped_size=8192");
+  EXPECT_EQ(o.iova, 0xfffc0000ull);
+  EXPECT_EQ(o.size, 8192u);
+}
+
+TEST(FtraceImport, IommuFaultAttachDetach) {
+  const Record f = one(kFile + "io_page_fault: IOMMU:nvme 0000:01:00.0 iova=0x00000000deadb000 flags=0x0001");
+  EXPECT_EQ(f.op, Op::kFault);
+  EXPECT_EQ(f.dev, "0000:01:00.0");
+  EXPECT_EQ(f.iova, 0xdeadb000ull);
+  EXPECT_TRUE(f.write);
+  const Record r = one(kFile + "io_page_fault: IOMMU:arm-smmu-v3 0000:02:00.0 iova=0x0000000000001000 flags=0x0000");
+  EXPECT_FALSE(r.write);
+  EXPECT_EQ(r.dev, "0000:02:00.0");
+  const Record nodrv = one(kFile + "io_page_fault: IOMMU: 0000:02:00.0 iova=0x0000000000001000 flags=0x0002");
+  EXPECT_EQ(nodrv.dev, "0000:02:00.0");
+  EXPECT_FALSE(nodrv.write);
+
+  Parser p;
+  ASSERT_TRUE(p.parse(kFile + "attach_device_to_domain: IOMMU: device=0000:01:00.0"));
+  EXPECT_EQ(p.r.op, Op::kAttach);
+  EXPECT_EQ(p.r.dev, "0000:01:00.0");
+  EXPECT_EQ(p.r.sid, 1u);
+  ASSERT_TRUE(p.parse(kReport + "detach_device_from_domain: IOMMU: device=0000:01:00.0"));
+  EXPECT_EQ(p.r.op, Op::kDetach);
+  EXPECT_EQ(p.r.sid, 1u);
+  // Not a field of ours: other lines keep nothing of the last record.
+  EXPECT_EQ(p.r.iova, kNoAddr);
+}
+
+TEST(FtraceImport, DmaMapAndUnmapEveryVariant) {
+  // dma_map_page/dma_map_resource (Linux 6.12), dma_map_phys (later).
+  for (const char* ev : {"dma_map_page", "dma_map_resource", "dma_map_phys"}) {
+    const Record r = one(kFile + ev + ": 0000:02:00.0 dir=TO_DEVICE dma_addr=ffffe000 size=1514 phys_addr=10badc0de "
+                                      "attrs=WEAK_ORDERING|SKIP_CPU_SYNC");
+    EXPECT_EQ(r.op, Op::kMap) << ev;
+    EXPECT_EQ(r.iova, 0xffffe000ull);
+    EXPECT_EQ(r.pa, 0x10badc0deull);
+    EXPECT_EQ(r.size, 1514u);
+    EXPECT_EQ(r.dir, Dir::kToDevice);
+  }
+  for (const char* ev : {"dma_unmap_page", "dma_unmap_resource", "dma_unmap_phys"}) {
+    const Record r = one(kReport + ev + ": 0000:02:00.0 dir=FROM_DEVICE dma_addr=ffffe000 size=2048 attrs=");
+    EXPECT_EQ(r.op, Op::kUnmap) << ev;
+    EXPECT_EQ(r.iova, 0xffffe000ull);
+    EXPECT_EQ(r.size, 2048u);
+    EXPECT_EQ(r.dir, Dir::kFromDevice);
+  }
+}
+
+TEST(FtraceImport, DmaMapSgLinux612Layout) {
+  const Record r = one(kFile + "dma_map_sg: 0000:01:00.0 dir=FROM_DEVICE dma_addrs={0xfffa0000,0xfffb0000} "
+                               "sizes={0x1000,0x2000} phys_addrs={0x8a000000,0x8b000000} attrs=");
+  EXPECT_EQ(r.op, Op::kMapSg);
+  EXPECT_EQ(r.iova, 0xfffa0000ull);
+  EXPECT_EQ(r.size, 0x3000u);
+  ASSERT_EQ(r.segs.size(), 2u);
+  EXPECT_EQ(r.segs[0], (Segment{0x8a000000, 0x1000}));
+  EXPECT_EQ(r.segs[1], (Segment{0x8b000000, 0x2000}));
+}
+
+TEST(FtraceImport, DmaMapSgNewerLayout) {
+  // An IOMMU merged three physical segments into one IOVA range: the size is
+  // shared out (the kernel does not print the physical lengths then).
+  const Record r = one(kReport + "dma_map_sg: 0000:01:00.0 dir=TO_DEVICE nents=3/3 ents=1/1 dma_addrs={0xfff00000} "
+                                 "sizes={0x3000} phys_addrs={0x8a000000, 0x8c000000, 0x8e000000} attrs=");
+  EXPECT_EQ(r.iova, 0xfff00000ull);
+  EXPECT_EQ(r.size, 0x3000u);
+  ASSERT_EQ(r.segs.size(), 3u);
+  EXPECT_EQ(r.segs[2], (Segment{0x8e000000, 0x1000}));
+  uint64_t sum = 0;
+  for (const Segment& s : r.segs) sum += s.len;
+  EXPECT_EQ(sum, r.size);
+  // Truncated lists: what was printed.
+  const Record t = one(kReport + "dma_map_sg: 0000:01:00.0 dir=TO_DEVICE nents=128/300 ents=1/1 [TRUNCATED] "
+                                 "dma_addrs={0xfff00000} sizes={0x12c000} phys_addrs={0x1000,0x2000} attrs=");
+  EXPECT_EQ(t.size, 0x12c000u);
+  EXPECT_EQ(t.segs.size(), 2u);
+  EXPECT_NE(error_of(kReport + "dma_map_sg: d dir=NONE nents=3 ents=1/1 dma_addrs={} sizes={} phys_addrs={} attrs="), "");
+}
+
+TEST(FtraceImport, DmaUnmapSgTakesTheIovaOfItsMapping) {
+  Parser p;
+  ASSERT_TRUE(p.parse(kFile + "dma_map_sg: 0000:01:00.0 dir=FROM_DEVICE dma_addrs={0xfffa0000} sizes={0x2000} "
+                              "phys_addrs={0x8a000000,0x8a001000} attrs="));
+  ASSERT_TRUE(p.parse(kFile + "dma_unmap_sg: 0000:01:00.0 dir=FROM_DEVICE phys_addrs={0x8a000000,0x8a001000} attrs="));
+  EXPECT_EQ(p.r.op, Op::kUnmapSg);
+  EXPECT_EQ(p.r.iova, 0xfffa0000ull);
+  EXPECT_EQ(p.r.size, 0x2000u);
+  EXPECT_EQ(p.r.segs.size(), 2u);
+  // Mapped before the capture: IOVA unknown, the physical segments kept.
+  ASSERT_TRUE(p.parse(kFile + "dma_unmap_sg: 0000:01:00.0 dir=FROM_DEVICE phys_addrs={0x8a000000,0x8a001000} attrs="));
+  EXPECT_EQ(p.r.iova, kNoAddr);
+  EXPECT_EQ(p.r.size, 0u);
+  ASSERT_EQ(p.r.segs.size(), 2u);
+  EXPECT_EQ(p.r.segs[1].pa, 0x8a001000u);
+}
+
+TEST(FtraceImport, DmaAllocFreeEveryVariant) {
+  for (const char* ev : {"dma_alloc", "dma_alloc_pages"}) {
+    const Record r = one(kFile + ev + ": 0000:01:00.0 dir=BIDIRECTIONAL dma_addr=ffff0000 size=16384 "
+                                      "virt_addr=00000000a1b2c3d4 flags=GFP_KERNEL|__GFP_ZERO attrs=");
+    EXPECT_EQ(r.op, Op::kAlloc) << ev;
+    EXPECT_EQ(r.iova, 0xffff0000ull);
+    EXPECT_EQ(r.size, 16384u);
+    EXPECT_EQ(r.pa, kNoAddr);
+  }
+  // Linux 6.12's dma_alloc prints a direction it never set.
+  EXPECT_EQ(one(kFile + "dma_alloc: d dir=0x7f dma_addr=1000 size=4096 virt_addr=x flags=GFP_KERNEL attrs=").dir, Dir::kNone);
+  const Record s = one(kFile + "dma_alloc_sgt: 0000:01:00.0 dir=FROM_DEVICE dma_addr=ffe00000 size=65536 "
+                               "phys_addrs={0x90000000,0x90010000} flags=GFP_KERNEL attrs=");
+  EXPECT_EQ(s.op, Op::kAlloc);
+  EXPECT_EQ(s.pa, 0x90000000u);
+  EXPECT_EQ(s.size, 65536u);
+  for (const char* ev : {"dma_free", "dma_free_pages"}) {
+    const Record r = one(kFile + ev + ": 0000:01:00.0 dir=BIDIRECTIONAL dma_addr=ffff0000 size=16384 "
+                                      "virt_addr=00000000a1b2c3d4 attrs=");
+    EXPECT_EQ(r.op, Op::kFree) << ev;
+    EXPECT_EQ(r.iova, 0xffff0000ull);
+    EXPECT_EQ(r.size, 16384u);
+  }
+  const Record f = one(kFile + "dma_free_sgt: 0000:01:00.0 dir=FROM_DEVICE dma_addr=ffe00000 size=65536 "
+                               "phys_addrs={0x90000000,0x90010000}");
+  EXPECT_EQ(f.op, Op::kFree);
+  EXPECT_EQ(f.iova, 0xffe00000u);
+}
+
+TEST(FtraceImport, DmaSyncEveryVariant) {
+  EXPECT_EQ(one(kFile + "dma_sync_single_for_cpu: n dir=FROM_DEVICE dma_addr=1000 size=64").op, Op::kSyncForCpu);
+  EXPECT_EQ(one(kFile + "dma_sync_single_for_device: n dir=TO_DEVICE dma_addr=1000 size=64").op, Op::kSyncForDevice);
+  const Record c = one(kFile + "dma_sync_sg_for_cpu: n dir=FROM_DEVICE dma_addrs={0x1000,0x3000} sizes={0x200,0x100}");
+  EXPECT_EQ(c.op, Op::kSyncForCpu);
+  EXPECT_EQ(c.iova, 0x1000u);
+  EXPECT_EQ(c.size, 0x300u);
+  const Record d = one(kFile + "dma_sync_sg_for_device: n dir=TO_DEVICE dma_addrs={0x1000} sizes={0x40}");
+  EXPECT_EQ(d.op, Op::kSyncForDevice);
+  EXPECT_EQ(d.size, 0x40u);
+}
+
+TEST(FtraceImport, HugeValues) {
+  const Record r = one(kFile + "dma_map_page: d dir=TO_DEVICE dma_addr=ffffffffffffffff size=18446744073709551615 "
+                               "phys_addr=fffffffffffff000 attrs=");
+  EXPECT_EQ(r.iova, ~0ull);
+  EXPECT_EQ(r.size, ~0ull);
+  EXPECT_EQ(r.pa, 0xfffffffffffff000ull);
+  const std::string e = error_of(kFile + "dma_map_page: d dir=TO_DEVICE dma_addr=1ffffffffffffffff size=1 phys_addr=0 attrs=");
+  EXPECT_NE(e.find("field 'dma_addr'"), std::string::npos) << e;
+  EXPECT_NE(e.find("64 bits"), std::string::npos) << e;
+  EXPECT_NE(error_of(kFile + "dma_map_page: d dir=TO_DEVICE dma_addr=1 size=18446744073709551616 phys_addr=0 attrs=")
+                .find("field 'size'"),
+            std::string::npos);
+}
+
+TEST(FtraceImport, CrLf) {
+  const Record r = one(kFile + "dma_unmap_page: d dir=TO_DEVICE dma_addr=1000 size=64 attrs=\r\n");
+  EXPECT_EQ(r.size, 64u);
+  const Record a = one(kFile + "attach_device_to_domain: IOMMU: device=0000:01:00.0\r");
+  EXPECT_EQ(a.dev, "0000:01:00.0");
+}
+
+TEST(FtraceImport, MalformedLinesNameTheLineAndTheField) {
+  std::string e = error_of(kFile + "dma_map_page: 0000:01:00.0 dir=TO_DEVICE dma_addr=fffc0000 size=12x4 phys_addr=0 attrs=", 42);
+  EXPECT_NE(e.find("test.txt:42"), std::string::npos) << e;
+  EXPECT_NE(e.find("event dma_map_page: field 'size'"), std::string::npos) << e;
+  EXPECT_NE(e.find("'12x4'"), std::string::npos) << e;
+  e = error_of(kFile + "dma_map_page: 0000:01:00.0 dir=TO_DEVICE dma_addr=fffc0000 phys_addr=0 attrs=");
+  EXPECT_NE(e.find("field 'size': missing"), std::string::npos) << e;
+  e = error_of(kFile + "dma_unmap_page: 0000:01:00.0 dir=SIDEWAYS dma_addr=1 size=1 attrs=");
+  EXPECT_NE(e.find("field 'dir'"), std::string::npos) << e;
+  e = error_of(kFile + "dma_map_sg: d dir=NONE dma_addrs={0x1,0x2} sizes={0x1} phys_addrs={} attrs=");
+  EXPECT_NE(e.find("field 'sizes'"), std::string::npos) << e;
+  e = error_of(kFile + "dma_map_sg: d dir=NONE dma_addrs={0x1,0x2 sizes={0x1} phys_addrs={} attrs=");
+  EXPECT_NE(e.find("field 'dma_addrs'"), std::string::npos) << e;
+  e = error_of(kFile + "dma_unmap_page: dir=TO_DEVICE dma_addr=1 size=1 attrs=");
+  EXPECT_NE(e.find("field 'device'"), std::string::npos) << e;
+  e = error_of(kFile + "map: IOMMU: iova=0xzz paddr=0x0 size=1");
+  EXPECT_NE(e.find("event map: field 'iova'"), std::string::npos) << e;
+  e = error_of("fio-12 [001] 1.2.3: dma_unmap_page: d dir=TO_DEVICE dma_addr=1 size=1 attrs=");
+  EXPECT_NE(e.find("field 'timestamp'"), std::string::npos) << e;
+  e = error_of("fio [001] 1.5: dma_unmap_page: d dir=TO_DEVICE dma_addr=1 size=1 attrs=");
+  EXPECT_NE(e.find("field 'pid'"), std::string::npos) << e;
+  // A file cut in the middle of a line.
+  e = error_of(kFile + "dma_map_page: 0000:01:00.0 dir=TO_DEVICE dma_addr=fff");
+  EXPECT_NE(e.find("field 'size': missing"), std::string::npos) << e;
+}
+
+TEST(FtraceImport, SkipMalformedCounts) {
+  ImportOptions opt;
+  opt.skip_malformed = true;
+  Parser p(opt);
+  EXPECT_FALSE(p.parse(kFile + "dma_map_page: d dir=TO_DEVICE dma_addr=zz size=1 phys_addr=0 attrs="));
+  EXPECT_FALSE(p.parse(kFile + "dma_unmap_page: d dir=TO_DEVICE"));
+  EXPECT_TRUE(p.parse(kFile + "dma_unmap_page: d dir=TO_DEVICE dma_addr=1 size=1 attrs="));
+  EXPECT_EQ(p.imp.stats().malformed_skipped, 2u);
+  EXPECT_EQ(p.imp.stats().lines, 3u);
+  EXPECT_EQ(p.imp.stats().by_event.at("dma_unmap_page"), 1u);
+  EXPECT_EQ(p.imp.stats().by_event.count("dma_map_page"), 0u);
+}
+
+TEST(FtraceImport, OtherLinesAndUnknownEvents) {
+  Parser p;
+  for (const char* l : {"# tracer: nop", "#", "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION", "",
+                        "   ", "cpus=4", "version = 6", "CPU:2 [LOST 118 EVENTS]", "CPU 1 is empty",
+                        "##### CPU 3 buffer started ####", "\r"})
+    EXPECT_FALSE(p.parse(l)) << l;
+  EXPECT_EQ(p.imp.stats().other_lines, 11u);
+  EXPECT_FALSE(p.parse(kFile + "sched_switch: prev_comm=fio prev_pid=2345 prev_prio=120 prev_state=S ==> next_comm=swapper/2"));
+  EXPECT_FALSE(p.parse(kFile + "add_device_to_group: IOMMU: groupID=3 device=0000:01:00.0"));
+  EXPECT_FALSE(p.parse(kFile + "dma_map_sg_err: d dir=TO_DEVICE dma_addrs={0x1} err=-12 attrs="));
+  // Another subsystem's "map" event is not iommu's.
+  EXPECT_FALSE(p.parse(kFile + "map: vma=0x1234 len=4096"));
+  EXPECT_EQ(p.imp.stats().unknown_events, 4u);
+  EXPECT_EQ(p.imp.stats().lines, 15u);
+  EXPECT_TRUE(p.imp.stats().by_event.empty());
+}
+
+TEST(FtraceImport, DevicesAreNumberedInOrderOfAppearance) {
+  ImportOptions opt;
+  opt.default_sid = 4;
+  opt.device_sids["0000:02:00.0"] = 6;  // numbering skips it
+  Parser p(opt);
+  auto sid_of = [&](const std::string& dev) {
+    EXPECT_TRUE(p.parse(kFile + "dma_unmap_page: " + dev + " dir=TO_DEVICE dma_addr=1 size=1 attrs="));
+    return p.r.sid;
+  };
+  EXPECT_EQ(sid_of("0000:01:00.0"), 5u);
+  EXPECT_EQ(sid_of("0000:02:00.0"), 6u);
+  EXPECT_EQ(sid_of("0000:03:00.0"), 7u);
+  EXPECT_EQ(sid_of("0000:01:00.0"), 5u);
+  EXPECT_TRUE(p.parse(kFile + "unmap: IOMMU: iova=0x0000000000001000 - 0x0000000000002000 size=4096 unmapped_size=4096"));
+  EXPECT_EQ(p.r.sid, 4u);
+  const auto& ds = p.imp.stats().device_sids;
+  ASSERT_EQ(ds.size(), 3u);
+  EXPECT_EQ(ds.at("0000:01:00.0"), 5u);
+  EXPECT_EQ(ds.at("0000:02:00.0"), 6u);
+  EXPECT_EQ(ds.at("0000:03:00.0"), 7u);
+
+  ImportOptions flat;
+  flat.default_sid = 3;
+  flat.number_devices = false;
+  flat.device_sids["0000:02:00.0"] = 8;
+  EXPECT_EQ(one(kFile + "dma_unmap_page: 0000:01:00.0 dir=TO_DEVICE dma_addr=1 size=1 attrs=", flat).sid, 3u);
+  EXPECT_EQ(one(kFile + "dma_unmap_page: 0000:02:00.0 dir=TO_DEVICE dma_addr=1 size=1 attrs=", flat).sid, 8u);
+}
+
+}  // namespace
+}  // namespace smmu_vp::dmatrace
