@@ -42,6 +42,7 @@ struct TraceReader::Impl {
   uint64_t skipped = 0;
   double ns_per_unit = 1.0;
   bool header_read = false;
+  std::string pending_error;  // a read failure to report once the data before it is used
 
   ~Impl() {
     if (gz) gzclose(gz);
@@ -51,6 +52,7 @@ struct TraceReader::Impl {
 
   // Reads the next block after keeping the unread tail [pos, end).
   void refill() {
+    if (!pending_error.empty()) error(line + 1, pending_error);
     const size_t tail = end - pos;
     if (pos) std::memmove(buf.data(), buf.data() + pos, tail);
     pos = 0;
@@ -59,12 +61,16 @@ struct TraceReader::Impl {
     const int n = gzread(gz, buf.data() + end, static_cast<unsigned>(kBlock));
     int errnum = Z_OK;
     const char* msg = gzerror(gz, &errnum);
-    // Z_BUF_ERROR with a short read is a gzip stream cut short: gzread returns
-    // what it decoded and only gzerror tells.
-    if (n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END)) {
-      std::string why = errnum == Z_ERRNO ? std::strerror(errno) : (msg ? msg : "read error");
+    if (n < 0 || errnum != Z_OK) {
+      // A gzip stream cut short shows only here: gzread returns what it could
+      // decode, and gzerror says Z_BUF_ERROR.
+      std::string why = errnum == Z_ERRNO ? std::strerror(errno) : (msg && *msg ? msg : "read error");
       if (errnum == Z_BUF_ERROR) why = "truncated gzip stream (" + why + ")";
-      error(line + 1, "read failed: " + why);
+      why = "read failed: " + why;
+      // The lines decoded before the failure are still delivered; the error
+      // comes where the data ends (the line that was cut).
+      if (n <= 0) error(line + 1, why);
+      pending_error = why;
     }
     if (n == 0) eof = true;
     end += static_cast<size_t>(n);
