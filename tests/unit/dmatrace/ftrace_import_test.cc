@@ -4,8 +4,14 @@
 #include "dmatrace/ftrace_import.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace smmu_vp::dmatrace {
 namespace {
@@ -367,6 +373,215 @@ TEST(FtraceImport, DevicesAreNumberedInOrderOfAppearance) {
   flat.device_sids["0000:02:00.0"] = 8;
   EXPECT_EQ(one(kFile + "dma_unmap_page: 0000:01:00.0 dir=TO_DEVICE dma_addr=1 size=1 attrs=", flat).sid, 3u);
   EXPECT_EQ(one(kFile + "dma_unmap_page: 0000:02:00.0 dir=TO_DEVICE dma_addr=1 size=1 attrs=", flat).sid, 8u);
+}
+
+// import_ftrace: whole files, through the writer and back through the reader.
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("ftrace-import-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::vector<Record> read_all(const fs::path& p) {
+  TraceReader r(p.string());
+  std::vector<Record> v;
+  Record rec;
+  while (r.next(rec)) v.push_back(rec);
+  return v;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+void write_gz(const fs::path& p, const std::string& text) {
+  gzFile g = gzopen(p.string().c_str(), "wb");
+  ASSERT_NE(g, nullptr);
+  ASSERT_EQ(gzwrite(g, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  gzclose(g);
+}
+
+const std::string kSamples = std::string(SMMU_VP_SOURCE_DIR) + "/traces/samples/";
+
+TEST(FtraceImportFile, NvmeFioSample) {
+  const fs::path d = temp_dir("nvme");
+  const ImportStats st = import_ftrace(kSamples + "ftrace_nvme_fio.txt", (d / "out.trace").string(), {});
+  EXPECT_EQ(st.lines, 400u);
+  EXPECT_EQ(st.other_lines, 12u);
+  EXPECT_EQ(st.records, 388u);
+  EXPECT_EQ(st.unknown_events, 0u);
+  EXPECT_EQ(st.by_event.at("dma_map_page"), 100u);
+  EXPECT_EQ(st.by_event.at("dma_unmap_page"), 100u);
+  EXPECT_EQ(st.by_event.at("dma_map_sg"), 24u);
+  EXPECT_EQ(st.by_event.at("dma_unmap_sg"), 24u);
+  EXPECT_EQ(st.by_event.at("dma_sync_single_for_cpu"), 70u);
+  EXPECT_EQ(st.by_event.at("dma_sync_single_for_device"), 70u);
+  ASSERT_EQ(st.device_sids.size(), 2u);
+  EXPECT_EQ(st.device_sids.at("0000:01:00.0"), 1u);
+  EXPECT_EQ(st.device_sids.at("0000:02:00.0"), 2u);
+  EXPECT_FALSE(fs::exists(d / "out.trace.tmp"));
+
+  const std::vector<Record> v = read_all(d / "out.trace");
+  ASSERT_EQ(v.size(), 388u);
+  uint64_t last = 0;
+  std::map<uint64_t, uint64_t> live;  // every NVMe sg unmap found its mapping
+  for (const Record& r : v) {
+    EXPECT_GE(r.time_ns, last);
+    last = r.time_ns;
+    EXPECT_GE(r.cpu, 0);
+    EXPECT_LE(r.cpu, 3);
+    EXPECT_FALSE(r.task.empty());
+    if (r.op == Op::kMapSg) {
+      EXPECT_EQ(r.size, 0x10000u);
+      EXPECT_EQ(r.segs.size(), 16u);
+      EXPECT_EQ(r.iova % 0x10000, 0u);
+      EXPECT_LT(r.iova, 1ull << 32);
+    }
+    if (r.op == Op::kUnmapSg) {
+      EXPECT_NE(r.iova, kNoAddr);
+      EXPECT_EQ(r.size, 0x10000u);
+    }
+  }
+  EXPECT_EQ(v.front().time_ns, 1523417328000ull);
+  EXPECT_EQ(v.front().task, "fio");
+  EXPECT_EQ(v.front().pid, 2811);
+}
+
+TEST(FtraceImportFile, OldIommuSample) {
+  const fs::path d = temp_dir("old");
+  ImportOptions opt;
+  opt.default_sid = 7;
+  opt.device_sids["0000:03:00.0"] = 3;
+  const ImportStats st = import_ftrace(kSamples + "ftrace_iommu_old.txt", (d / "out.trace.gz").string(), opt);
+  EXPECT_EQ(st.lines, 71u);
+  EXPECT_EQ(st.other_lines, 2u);  // cpus=4, version = 6
+  EXPECT_EQ(st.unknown_events, 1u);  // remove_device_from_group
+  EXPECT_EQ(st.records, 68u);
+  EXPECT_EQ(st.by_event.at("map"), 32u);
+  EXPECT_EQ(st.by_event.at("unmap"), 32u);
+  EXPECT_EQ(st.by_event.at("io_page_fault"), 2u);
+  EXPECT_EQ(st.by_event.at("attach_device_to_domain"), 1u);
+  EXPECT_EQ(st.by_event.at("detach_device_from_domain"), 1u);
+  // Written compressed (the name ends in .gz) and read back.
+  const std::string raw = slurp(d / "out.trace.gz");
+  ASSERT_GE(raw.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(raw[0]), 0x1fu);
+  const std::vector<Record> v = read_all(d / "out.trace.gz");
+  ASSERT_EQ(v.size(), 68u);
+  EXPECT_EQ(v[0].op, Op::kAttach);
+  EXPECT_EQ(v[0].sid, 3u);
+  EXPECT_EQ(v[0].task, "qemu-system-aar");
+  EXPECT_EQ(v[1].op, Op::kIommuMap);
+  EXPECT_EQ(v[1].sid, 7u);  // iommu:map names no device
+  EXPECT_EQ(v[1].iova, 0x40000000u);
+  EXPECT_EQ(v[1].pa, 0xa40000000u);
+  EXPECT_EQ(v[1].size, 0x200000u);
+  uint64_t mapped = 0, unmapped = 0;
+  int faults = 0;
+  for (const Record& r : v) {
+    if (r.op == Op::kIommuMap) mapped += r.size;
+    if (r.op == Op::kIommuUnmap) unmapped += r.size;
+    if (r.op == Op::kFault) {
+      EXPECT_EQ(r.task, "irq/23-arm-smmu");
+      EXPECT_EQ(r.pid, 187);
+      EXPECT_EQ(r.write, faults == 0);
+      ++faults;
+    }
+  }
+  EXPECT_EQ(mapped, unmapped);
+  EXPECT_EQ(mapped, 24u * 0x200000 + 8u * 0x1000);
+  EXPECT_EQ(v.back().op, Op::kDetach);
+}
+
+TEST(FtraceImportFile, GzipInputAndCrLf) {
+  const fs::path d = temp_dir("gz");
+  std::string text = slurp(kSamples + "ftrace_iommu_old.txt");
+  std::string crlf;
+  for (char c : text) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  write_gz(d / "in.txt.gz", crlf);
+  const ImportStats st = import_ftrace((d / "in.txt.gz").string(), (d / "out.trace").string(), {});
+  EXPECT_EQ(st.records, 68u);
+  EXPECT_EQ(st.lines, 71u);
+  EXPECT_EQ(read_all(d / "out.trace").size(), 68u);
+}
+
+TEST(FtraceImportFile, LastLineWithoutNewline) {
+  const fs::path d = temp_dir("nonl");
+  write_text(d / "in.txt", kFile + "dma_unmap_page: d dir=TO_DEVICE dma_addr=1000 size=64 attrs=\n" + kFile +
+                               "dma_unmap_page: d dir=TO_DEVICE dma_addr=2000 size=64 attrs=");
+  const ImportStats st = import_ftrace((d / "in.txt").string(), (d / "out.trace").string(), {});
+  EXPECT_EQ(st.records, 2u);
+  EXPECT_EQ(read_all(d / "out.trace").at(1).iova, 0x2000u);
+}
+
+TEST(FtraceImportFile, TruncatedFileIsAnErrorNamingTheLastLineAndNoOutputIsLeft) {
+  const fs::path d = temp_dir("trunc");
+  std::string text = slurp(kSamples + "ftrace_nvme_fio.txt");
+  text.resize(text.size() - 60);  // cut inside the last line's fields
+  write_text(d / "in.txt", text);
+  write_text(d / "out.trace", "previous contents\n");
+  try {
+    import_ftrace((d / "in.txt").string(), (d / "out.trace").string(), {});
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.line(), 400u);
+    EXPECT_NE(std::string(e.what()).find("in.txt:400"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("field '"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(slurp(d / "out.trace"), "previous contents\n");  // untouched
+  EXPECT_FALSE(fs::exists(d / "out.trace.tmp"));
+  // Skipping the malformed line imports the rest.
+  ImportOptions opt;
+  opt.skip_malformed = true;
+  const ImportStats st = import_ftrace((d / "in.txt").string(), (d / "out.trace").string(), opt);
+  EXPECT_EQ(st.malformed_skipped, 1u);
+  EXPECT_EQ(st.records, 387u);
+  EXPECT_EQ(read_all(d / "out.trace").size(), 387u);
+}
+
+TEST(FtraceImportFile, TruncatedGzipIsAnError) {
+  const fs::path d = temp_dir("truncgz");
+  write_gz(d / "in.txt.gz", slurp(kSamples + "ftrace_nvme_fio.txt"));
+  std::string gz = slurp(d / "in.txt.gz");
+  write_text(d / "cut.txt.gz", gz.substr(0, gz.size() / 2));
+  try {
+    import_ftrace((d / "cut.txt.gz").string(), (d / "out.trace").string(), {});
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.txt.gz"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(d / "out.trace"));
+  EXPECT_FALSE(fs::exists(d / "out.trace.tmp"));
+}
+
+TEST(FtraceImportFile, UnreadableInputAndUnwritableOutput) {
+  const fs::path d = temp_dir("io");
+  EXPECT_THROW(import_ftrace((d / "missing.txt").string(), (d / "out.trace").string(), {}), TraceError);
+  EXPECT_FALSE(fs::exists(d / "out.trace"));
+  EXPECT_THROW(import_ftrace(kSamples + "ftrace_iommu_old.txt", (d / "no" / "such" / "dir.trace").string(), {}),
+               TraceError);
+}
+
+TEST(FtraceImportFile, ProgressIsReported) {
+  const fs::path d = temp_dir("progress");
+  std::string text;
+  const std::string l = kFile + "dma_sync_single_for_cpu: 0000:02:00.0 dir=FROM_DEVICE dma_addr=ffd1c840 size=1536\n";
+  for (int i = 0; i < 200000; ++i) text += l;
+  write_text(d / "in.txt", text);
+  std::vector<uint64_t> calls;
+  const ImportStats st = import_ftrace((d / "in.txt").string(), (d / "out.trace").string(), {},
+                                       [&](uint64_t lines) { calls.push_back(lines); });
+  EXPECT_EQ(st.records, 200000u);
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0], 65536u);
 }
 
 }  // namespace
