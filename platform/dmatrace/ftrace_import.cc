@@ -167,7 +167,7 @@ bool parse_time(const char* p, const char* e, uint64_t& ns) {
 
 // The events imported, and what they become.
 const struct {
-  const char* name;
+  std::string_view name;
   Kind kind;
   Op op;
 } kEvents[] = {
@@ -199,8 +199,7 @@ constexpr size_t kEventCount = sizeof kEvents / sizeof kEvents[0];
 
 int find_event(std::string_view name) {
   for (size_t i = 0; i < kEventCount; ++i)
-    if (name.size() == strlen(kEvents[i].name) && memcmp(name.data(), kEvents[i].name, name.size()) == 0)
-      return static_cast<int>(i);
+    if (kEvents[i].name == name) return static_cast<int>(i);
   return -1;
 }
 
@@ -407,10 +406,10 @@ bool FtraceImporter::parse_line(const char* line, size_t len, uint64_t line_no, 
       ++stats_.malformed_skipped;
       return false;
     }
-    throw TraceError(source_, line_no, std::string("event ") + def.name + ": field '" + b.field + "': " + b.why);
+    throw TraceError(source_, line_no, "event " + std::string(def.name) + ": field '" + b.field + "': " + b.why);
   }
   uint64_t*& count = event_count_[static_cast<size_t>(ev)];
-  if (!count) count = &stats_.by_event[def.name];
+  if (!count) count = &stats_.by_event[std::string(def.name)];
   ++*count;
   return true;
 }
