@@ -32,13 +32,17 @@
 // dma_alloc_sgt_err report failures (nothing mapped): counted as unknown events.
 #include "dmatrace/ftrace_import.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 namespace smmu_vp::dmatrace {
 
@@ -552,16 +556,71 @@ void FtraceImporter::parse_fields(int ev, const char* p, const char* e, Record& 
   }
 }
 
+namespace {
+
+// The input file: plain text is read straight into the caller's buffer (one
+// copy less than zlib's transparent mode); gzip (by its magic number) through zlib.
+class Input {
+ public:
+  explicit Input(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw TraceError(path, 0, std::string("cannot open: ") + std::strerror(errno));
+    unsigned char magic[2] = {0, 0};
+    const ssize_t got = ::pread(fd_, magic, 2, 0);
+    if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+      gz_ = gzdopen(fd_, "rb");
+      if (!gz_) {
+        ::close(fd_);
+        throw TraceError(path, 0, "cannot open: out of memory");
+      }
+      fd_ = -1;  // zlib owns it now
+      gzbuffer(gz_, 1 << 18);
+    }
+  }
+  ~Input() {
+    if (gz_) gzclose(gz_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Input(const Input&) = delete;
+  Input& operator=(const Input&) = delete;
+
+  // Up to `n` bytes; 0 at the end. `line` names where an error is.
+  size_t read(char* p, size_t n, uint64_t line) {
+    if (gz_) {
+      const int got = gzread(gz_, p, static_cast<unsigned>(std::min<size_t>(n, 1u << 30)));
+      if (got < 0) {
+        int err = 0;
+        const char* msg = gzerror(gz_, &err);
+        throw TraceError(path_, line, std::string("read error: ") + (err == Z_ERRNO ? std::strerror(errno) : msg));
+      }
+      return static_cast<size_t>(got);
+    }
+    for (;;) {
+      const ssize_t got = ::read(fd_, p, n);
+      if (got >= 0) return static_cast<size_t>(got);
+      if (errno != EINTR) throw TraceError(path_, line, std::string("read error: ") + std::strerror(errno));
+    }
+  }
+  // After the last read: a gzip stream cut short is an error.
+  void check_end(uint64_t line) {
+    if (!gz_) return;
+    int err = Z_OK;
+    const char* msg = gzerror(gz_, &err);
+    if (err != Z_OK && err != Z_STREAM_END)
+      throw TraceError(path_, line, std::string("the compressed file is damaged or cut short: ") + msg);
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  gzFile gz_ = nullptr;
+};
+
+}  // namespace
+
 ImportStats import_ftrace(const std::string& in, const std::string& out, const ImportOptions& opt,
                           const std::function<void(uint64_t lines)>& progress) {
-  gzFile gz = gzopen(in.c_str(), "rb");  // reads plain files as they are
-  if (!gz) throw TraceError(in, 0, std::string("cannot open: ") + std::strerror(errno));
-  struct GzCloser {
-    gzFile g;
-    ~GzCloser() { gzclose(g); }
-  } closer{gz};
-  gzbuffer(gz, 1 << 18);
-
+  Input src(in);
   // The records go to a temporary file beside `out` (same suffix, so the
   // writer still compresses a ".gz"), renamed once the input is all read.
   std::string tmp;
@@ -585,8 +644,14 @@ ImportStats import_ftrace(const std::string& in, const std::string& out, const I
   Record rec;
   uint64_t records = 0;
   {
-    TraceWriter w(tmp);
-    TmpRemover remover{tmp};
+    TmpRemover remover{tmp};  // declared first: runs after the writer has closed
+    std::unique_ptr<TraceWriter> writer;
+    try {
+      writer = std::make_unique<TraceWriter>(tmp);
+    } catch (const TraceError& e) {
+      throw TraceError(out, 0, std::string("cannot write the output (") + e.what() + ")");
+    }
+    TraceWriter& w = *writer;
     w.comment("imported from Linux ftrace text " + std::filesystem::path(in).filename().string() +
               " by smmu-vp trace import");
 
@@ -595,14 +660,9 @@ ImportStats import_ftrace(const std::string& in, const std::string& out, const I
     uint64_t line_no = 0;
     bool eof = false;
     while (!eof) {
-      const int n = gzread(gz, buf.data() + have, static_cast<unsigned>(buf.size() - have));
-      if (n < 0) {
-        int err = 0;
-        const char* msg = gzerror(gz, &err);
-        throw TraceError(in, line_no + 1, std::string("read error: ") + (err == Z_ERRNO ? std::strerror(errno) : msg));
-      }
+      const size_t n = src.read(buf.data() + have, buf.size() - have, line_no + 1);
       eof = n == 0;
-      const size_t total = have + static_cast<size_t>(n);
+      const size_t total = have + n;
       const char* p = buf.data();
       const char* end = buf.data() + total;
       for (;;) {
@@ -630,10 +690,7 @@ ImportStats import_ftrace(const std::string& in, const std::string& out, const I
       if (have == buf.size()) buf.resize(buf.size() * 2);  // a line longer than the buffer
       if (have && p != buf.data()) std::memmove(buf.data(), p, have);
     }
-    int err = Z_OK;
-    const char* msg = gzerror(gz, &err);
-    if (err != Z_OK && err != Z_STREAM_END)
-      throw TraceError(in, line_no, std::string("the compressed file is damaged or cut short: ") + msg);
+    src.check_end(line_no);
     w.close();
     std::error_code ec;
     std::filesystem::rename(tmp, out, ec);
