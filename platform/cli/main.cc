@@ -23,6 +23,7 @@
 #include "platform.h"
 #include "apps/apps.h"
 #include "cli/sweep.h"
+#include "cli/trace_cmd.h"
 
 #ifndef SMMU_VP_VERSION
 #define SMMU_VP_VERSION "unknown"
@@ -228,6 +229,8 @@ int sc_main(int argc, char** argv) {
   sweep_cmd->add_option("--format", sa.format, "Rendering of the table on stdout")
       ->check(CLI::IsMember({"table", "csv", "markdown"}))->capture_default_str();
 
+  CLI::App* trace_cmd = smmu_vp::cli::add_trace_command(cli);
+
   CLI::App* apps_cmd = cli.add_subcommand("apps", "List the built-in apps and their parameters");
   CLI::App* doc_cmd = cli.add_subcommand("config-reference", "Print the configuration reference (Markdown, as in docs/config.md)");
 
@@ -241,6 +244,7 @@ int sc_main(int argc, char** argv) {
   try {
     if (*run_cmd) return run(ra);
     if (*sweep_cmd) return smmu_vp::cli::run_sweep(sa, builtin_apps());
+    if (*trace_cmd) return smmu_vp::cli::run_trace_command(*trace_cmd);
     if (*apps_cmd) {
       list_apps();
       return 0;

@@ -713,3 +713,103 @@ TEST(CliNvme, MysqlScenarioTranslatesAndIsBoundByTheDrive) {
   EXPECT_GT(at.at("strict-v5.4")["sw"]["fio"]["cpu_utilisation"].get<double>(),
             at.at("passthrough")["sw"]["fio"]["cpu_utilisation"].get<double>());
 }
+
+// `smmu-vp trace import` / `trace stats` (traces/README.md, "Importing Linux ftrace").
+#include "dmatrace/dma_trace.h"
+
+namespace {
+
+const std::string kFtraceSample = std::string(SMMU_VP_SOURCE_DIR) + "/traces/samples/ftrace_nvme_fio.txt";
+
+std::vector<smmu_vp::dmatrace::Record> read_trace(const fs::path& p) {
+  smmu_vp::dmatrace::TraceReader r(p.string());
+  std::vector<smmu_vp::dmatrace::Record> v;
+  smmu_vp::dmatrace::Record rec;
+  while (r.next(rec)) v.push_back(rec);
+  return v;
+}
+
+}  // namespace
+
+TEST(Cli, TraceImportSample) {
+  const fs::path d = temp_dir("trace-import");
+  const fs::path out = d / "nvme.trace";
+  const Cmd c = sh("trace import " + kFtraceSample + " -o " + out.string() + " --quiet");
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  for (const char* s : {"records written", "dma_map_page", "dma_unmap_sg", "0000:01:00.0", "0000:02:00.0", "lines/s"})
+    EXPECT_NE(c.out.find(s), std::string::npos) << s << "\n" << c.out;
+  EXPECT_TRUE(has_row(c.out, {"lines", "400"})) << c.out;
+  EXPECT_TRUE(has_row(c.out, {"records", "written", "388"})) << c.out;
+  EXPECT_TRUE(has_row(c.out, {"dma_map_sg", "24"})) << c.out;
+  EXPECT_TRUE(has_row(c.out, {"0000:02:00.0", "2"})) << c.out;
+  const auto recs = read_trace(out);
+  ASSERT_EQ(recs.size(), 388u);
+  EXPECT_EQ(recs.front().dev, "0000:01:00.0");
+  EXPECT_EQ(recs.front().sid, 1u);
+  EXPECT_FALSE(fs::exists(d / "nvme.trace.tmp"));
+}
+
+TEST(Cli, TraceImportDeviceSids) {
+  const fs::path d = temp_dir("trace-sids");
+  const fs::path out = d / "nvme.trace.gz";
+  const Cmd c = sh("trace import " + kFtraceSample + " -o " + out.string() +
+                   " --sid 4 --device-sid 0000:02:00.0=9 --device-sid=0000:01:00.0=0x10 --quiet");
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_TRUE(has_row(c.out, {"0000:02:00.0", "9", "(--device-sid)"})) << c.out;
+  for (const auto& r : read_trace(out)) EXPECT_EQ(r.sid, r.dev == "0000:02:00.0" ? 9u : 16u) << r.dev;
+  const Cmd bad = sh("trace import " + kFtraceSample + " -o " + out.string() + " --device-sid 0000:02:00.0");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("NAME=SID"), std::string::npos) << bad.out;
+  const Cmd big = sh("trace import " + kFtraceSample + " -o " + out.string() + " --device-sid nic=4294967296");
+  EXPECT_EQ(big.exit_code, 2) << big.out;
+}
+
+TEST(Cli, TraceImportMalformedInputExitsTwoNamingTheLine) {
+  const fs::path d = temp_dir("trace-bad");
+  const std::string in = write_file(d, "bad.txt",
+                                    "# tracer: nop\n"
+                                    "  fio-1 [000] ..... 1.000001: dma_unmap_page: nvme0 dir=TO_DEVICE dma_addr=1000 size=64 attrs=\n"
+                                    "  fio-1 [000] ..... 1.000002: dma_unmap_page: nvme0 dir=TO_DEVICE dma_addr=2000 size=6x4 attrs=\n");
+  const fs::path out = d / "out.trace";
+  const Cmd c = sh("trace import " + in + " -o " + out.string());
+  EXPECT_EQ(c.exit_code, 2) << c.out;
+  EXPECT_NE(c.out.find("bad.txt:3"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("field 'size'"), std::string::npos) << c.out;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(d / "out.trace.tmp"));
+
+  const Cmd skip = sh("trace import " + in + " -o " + out.string() + " --skip-malformed --quiet");
+  ASSERT_EQ(skip.exit_code, 0) << skip.out;
+  EXPECT_TRUE(has_row(skip.out, {"malformed", "skipped", "1"})) << skip.out;
+  EXPECT_EQ(read_trace(out).size(), 1u);
+
+  const Cmd missing = sh("trace import " + (d / "nope.txt").string() + " -o " + out.string());
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_NE(missing.out.find("nope.txt"), std::string::npos) << missing.out;
+  const Cmd unwritable = sh("trace import " + in + " -o " + (d / "no" / "dir" / "x.trace").string() + " --skip-malformed");
+  EXPECT_EQ(unwritable.exit_code, 2) << unwritable.out;
+  const Cmd same = sh("trace import " + out.string() + " -o " + out.string());
+  EXPECT_EQ(same.exit_code, 2) << same.out;
+  EXPECT_EQ(sh("trace").exit_code, 2);
+}
+
+TEST(Cli, TraceStats) {
+  const fs::path d = temp_dir("trace-stats");
+  const fs::path out = d / "nvme.trace";
+  ASSERT_EQ(sh("trace import " + kFtraceSample + " -o " + out.string() + " --quiet").exit_code, 0);
+  const Cmd c = sh("trace stats " + out.string());
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_NE(c.out.find("388 records"), std::string::npos) << c.out;
+  EXPECT_TRUE(has_row(c.out, {"map_sg", "24", std::to_string(24 * 65536)})) << c.out;
+  EXPECT_TRUE(has_row(c.out, {"sync_for_cpu", "70"})) << c.out;
+  EXPECT_TRUE(has_row(c.out, {"1", "168", "0000:01:00.0"})) << c.out;
+  EXPECT_TRUE(has_row(c.out, {"2", "220", "0000:02:00.0"})) << c.out;
+  EXPECT_NE(c.out.find("span 0.00"), std::string::npos) << c.out;
+
+  const std::string bad = write_file(d, "bad.trace", "smmu-vp-trace 1 ns\n10 map iova=0x1000 size=4096\n20 map iova=0x2000 size=lots\n");
+  const Cmd b = sh("trace stats " + bad);
+  EXPECT_EQ(b.exit_code, 2) << b.out;
+  EXPECT_NE(b.out.find("bad.trace:3"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("size"), std::string::npos) << b.out;
+  EXPECT_EQ(sh("trace stats " + (d / "nope.trace").string()).exit_code, 2);
+}
