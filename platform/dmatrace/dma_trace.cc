@@ -13,10 +13,10 @@
 namespace smmu_vp::dmatrace {
 namespace {
 
+// In Op's order: the enumerator's value indexes the name.
 constexpr std::array<const char*, kOpCount> kOpNames = {
-    "map",         "unmap",           "map_sg", "unmap_sg", "sync_for_cpu",
-    "sync_for_device", "alloc",       "free",   "iommu_map", "iommu_unmap",
-    "access",      "attach",          "detach", "fault",    "command",
+    "map",   "unmap", "map_sg",    "unmap_sg",    "sync_for_cpu", "sync_for_device", "alloc",   "free",
+    "iommu_map", "iommu_unmap", "access", "attach", "detach", "fault", "command",
 };
 constexpr std::array<const char*, 4> kDirNames = {"bidirectional", "to_device", "from_device", "none"};
 
