@@ -1,4 +1,4 @@
-// `smmu-vp trace`: working with DMA/IOMMU trace files (docs/traces.md):
+// `smmu-vp trace`: working with DMA/IOMMU trace files (traces/README.md):
 // `trace import` converts Linux ftrace text (iommu:* and dma:* events) into
 // our format (traces/README.md); `trace stats` summarises a trace file.
 #pragma once
