@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace smmu_vp::dmatrace {
@@ -68,6 +69,10 @@ struct Record {
   std::string text;            // kCommand: opcode name, e.g. "TLBI_NH_VA"
   std::vector<Segment> segs;   // kMapSg / kUnmapSg
 };
+
+// Every member equal (the round-trip tests compare records).
+bool operator==(const Record& a, const Record& b);
+inline bool operator!=(const Record& a, const Record& b) { return !(a == b); }
 
 const char* op_name(Op op);          // "map", "unmap", "map_sg", ... as in the file
 std::optional<Op> op_from_name(const std::string& name);
@@ -134,5 +139,11 @@ class TraceWriter {
 // std::invalid_argument naming the field that is wrong.
 std::string format_record(const Record& r);
 Record parse_record(const std::string& line, double ns_per_unit = 1.0);
+
+// The same without allocating per line (the reader and writer's hot path):
+// format_record appends to `out`; parse_record overwrites every member of
+// `out`, reusing its strings' and vector's storage.
+void format_record(const Record& r, std::string& out);
+void parse_record(std::string_view line, double ns_per_unit, Record& out);
 
 }  // namespace smmu_vp::dmatrace
