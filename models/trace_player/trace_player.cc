@@ -140,7 +140,7 @@ void TracePlayer::finalize() {
   stats_.counter(p + "accesses_skipped_failed").add(core_.skipped_failed());
   stats_.counter(p + "accesses_skipped_no_table").add(core_.skipped_no_table());
   stats_.counter(p + "waits_for_map").add(core_.waits_for_map());
-  stats_.counter(p + "bad_register_accesses").add(core_.bad_register_accesses());
+  stats_.counter(p + "register_errors").add(core_.bad_register_accesses());
   stats_.counter(p + "prog_errors").add(core_.prog_errors());
   stats_.value(p + "accesses_done") = static_cast<double>(core_.accesses_done());
   if (last_done_ > first_issue_) stats_.value(p + "active_ns") = ps_to_ns(last_done_ - first_issue_);

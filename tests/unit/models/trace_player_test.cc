@@ -312,7 +312,7 @@ TEST(TracePlayerModel, ErrorsAndSkipsAreCounted) {
   EXPECT_EQ(b.counter("access_errors"), 1u);
   EXPECT_EQ(b.counter("accesses_skipped_failed"), 1u);
   EXPECT_EQ(b.counter("accesses_skipped_unmapped"), 1u);
-  EXPECT_EQ(b.counter("bad_register_accesses"), 2u);
+  EXPECT_EQ(b.counter("register_errors"), 2u);
   EXPECT_EQ(b.counter("load_unmatched"), 2u);
   EXPECT_EQ(b.counter("load_overlapping"), 1u);
   EXPECT_EQ(b.counter("load_accesses_unmapped"), 1u);
