@@ -46,7 +46,11 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
     smmu_->set_event_sender([this]() { cpus_->send_event(); });
   }
 
-  DeviceEnv env{intc_.get(), stats_, trace_};
+  DeviceEnv env{intc_.get(), stats_, trace_, [this](uint64_t pa, uint64_t len) -> uint8_t* {
+                  const uint64_t base = cfg_.dram.base, size = cfg_.dram.size;
+                  if (pa < base || len > size || pa - base > size - len) return nullptr;
+                  return dram_->core().data() + (pa - base);
+                }};
   for (const auto& d : cfg_.devices) {
     std::unique_ptr<PlatformDevice> dev = find_device_type(d.type)->create(d, env);
     router_->map(d.name, d.base, d.size, dev->regs());

@@ -108,10 +108,11 @@ struct tp_record {
   uint32_t sid;
   int32_t cpu;      /* TP_NO_CPU: not known */
   uint32_t slot;    /* the slot it opens (mappings) or uses; TP_NO_SLOT */
-  /* map_sg/unmap_sg: index of the first segment; unmap, unmap_sg, free,
-   * iommu_unmap: the unmap waits until ACCESSES_DONE >= wait_accesses (the
-   * last access to the slot before it, plus one; 0: none); attach: the
-   * domain's ASID (0xffffffff: not known). */
+  /* map_sg: index of the first segment (nsegs of them); unmap, unmap_sg,
+   * free, iommu_unmap: the unmap waits until ACCESSES_DONE >= wait_accesses
+   * (the last access to the slot before it, plus one; 0: none) -- an unmap_sg
+   * has no segments of its own (nsegs 0): it unmaps what its slot's map_sg
+   * mapped; attach: the domain's ASID (0xffffffff: not known). */
   uint32_t aux;
   uint16_t nsegs;
   uint8_t op;  /* enum tp_op */

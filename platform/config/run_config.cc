@@ -255,6 +255,7 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
     if (dc.name == "dram" || dc.name == "intc" || dc.name == "cpus" || dc.name == "router" || dc.name == "smmu")
       throw ConfigError(path, "name is reserved for a platform component");
     dc.params = d;
+    dc.base_dir = base_dir;
     find_device_type(dc.type)->layout(dc);  // validation accepted only registered types
     if (dc.irq + dc.irq_lines > rc.intc.lines)
       throw ConfigError(path + "/irq", "lines " + std::to_string(dc.irq) + ".." + std::to_string(dc.irq + dc.irq_lines - 1) +

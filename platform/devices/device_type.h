@@ -35,6 +35,10 @@ struct DeviceConfig {
   uint32_t irq = 0;        // first wired interrupt line
   unsigned irq_lines = 0;  // lines it uses, irq .. irq + irq_lines - 1
   nlohmann::json params;   // the validated entry, defaults filled
+  std::string base_dir;    // where relative file paths in params start: the scenario file's directory
+  // What layout() read for create() (e.g. a trace file: read once, and while
+  // the configuration is checked), shared by copies.
+  std::shared_ptr<const void> prepared;
 };
 
 // A built device: the sockets the platform binds and the end-of-run hook.
@@ -66,6 +70,9 @@ struct DeviceEnv {
   IrqSink* irq;
   StatsRegistry& stats;
   TraceSink* trace;
+  // Host pointer to DRAM [pa, pa + len), null when the range is not all
+  // DRAM: for untimed loader steps (the trace player's LOAD), not for DMA.
+  std::function<uint8_t*(uint64_t pa, uint64_t len)> dram_backdoor;
 };
 
 struct DeviceType {

@@ -1,1 +1,147 @@
-// (being written)
+// "type": "trace_player": the trace player (models/trace_player) as a
+// platform device. Its trace file is read and turned into the image while
+// the configuration is checked (layout), so that a missing or malformed
+// trace is a configuration error naming the file and line (exit 2).
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "config/params.h"
+#include "devices/device_type.h"
+#include "devices/trace_player_image.h"
+#include "dmatrace/dma_trace.h"
+#include "output/human.h"
+#include "trace_player/trace_player.h"
+
+namespace smmu_vp {
+
+namespace {
+
+constexpr uint32_t kOwnSid = 0xffffffffu;
+
+struct TracePlayerParams {
+  std::string trace;
+  uint32_t default_sid = kOwnSid;
+  TracePlayerConfig model;
+};
+
+const config::ParamTable<TracePlayerParams>& trace_player_params() {
+  static const config::ParamTable<TracePlayerParams> t = [] {
+    config::ParamTable<TracePlayerParams> p;
+    using P = TracePlayerParams;
+    using M = TracePlayerConfig;
+    p.custom("trace",
+             config::leaf(config::Type::kString, config::json(), "path",
+                          "Trace file in the smmu-vp-trace format (traces/README.md), plain or gzip; a relative path "
+                          "starts at the scenario file's directory. Read when the configuration is checked."),
+             [](const config::json& v, P& s) { s.trace = v.get<std::string>(); });
+    p.add("default_sid", &P::default_sid, 0, 0xffffffffu, "",
+          "StreamID of the records that have none; 4294967295 (the default): the device's own stream_id.");
+    p.within(&P::model)
+        .add("channels", &M::channels, 1, 256, "accesses",
+             "Device accesses in flight; they are taken in trace order and may complete out of order.")
+        .add("burst_bytes", &M::burst_bytes, 4, 4096, "bytes",
+             "Largest transaction an access is split into; a burst never crosses a 4 KiB page.")
+        .add("reg_latency_ns", &M::reg_latency_ns, 0, 1e6, "ns", "Register access latency.");
+    return p;
+  }();
+  return t;
+}
+
+std::string resolve(const std::string& path, const std::string& base_dir) {
+  if (path.empty() || path[0] == '/' || base_dir.empty()) return path;
+  return base_dir + "/" + path;
+}
+
+// Reads the trace and builds its image; problems are configuration errors.
+std::shared_ptr<const TraceImage> load_trace(const DeviceConfig& d, const TracePlayerParams& p) {
+  const std::string where = "/platform/devices/" + d.name + "/trace";
+  const std::string file = resolve(p.trace, d.base_dir);
+  std::vector<dmatrace::Record> records;
+  std::vector<uint64_t> lines;  // of each record, for the image builder's errors
+  try {
+    dmatrace::TraceReader reader(file);
+    dmatrace::Record r;
+    while (reader.next(r)) {
+      records.push_back(std::move(r));
+      lines.push_back(reader.line());
+      r = dmatrace::Record();
+    }
+  } catch (const dmatrace::TraceError& e) {
+    throw config::ConfigError(where, e.what());  // "file:line: what"
+  }
+  const uint32_t sid = p.default_sid == kOwnSid ? d.stream_id : p.default_sid;
+  try {
+    return std::make_shared<const TraceImage>(build_trace_image(std::move(records), sid));
+  } catch (const TraceImageError& e) {
+    const uint64_t line = e.record() < lines.size() ? lines[e.record()] : 0;
+    throw config::ConfigError(where, file + ":" + std::to_string(line) + ": " + e.what());
+  }
+}
+
+uint64_t count(const StatsRegistry& s, const std::string& path) {
+  const Counter* c = s.find_counter(path);
+  return c ? c->value() : 0;
+}
+
+std::string trace_player_summary(const DeviceConfig& d, const StatsRegistry& s) {
+  const std::string p = d.name + ".";
+  const uint64_t skipped = count(s, p + "accesses_skipped_unmapped") + count(s, p + "accesses_skipped_failed") +
+                           count(s, p + "accesses_skipped_no_table");
+  const uint64_t load = count(s, p + "load_unmatched") + count(s, p + "load_overlapping") +
+                        count(s, p + "load_accesses_unmapped");
+  std::string out;
+  if (count(s, p + "accesses") || skipped) {
+    out += fmt::format("  {}: {} accesses ({}), {} errors, {} skipped ({} to nothing mapped in the trace, {} whose "
+                       "map failed, {} without a slot table), {} waited for a map\n",
+                       d.name, count(s, p + "accesses"), human_bytes(static_cast<double>(count(s, p + "bytes"))),
+                       count(s, p + "access_errors"), skipped, count(s, p + "accesses_skipped_unmapped"),
+                       count(s, p + "accesses_skipped_failed"), count(s, p + "accesses_skipped_no_table"),
+                       count(s, p + "waits_for_map"));
+    if (const Histogram* h = s.find_histogram(p + "access_latency_ns"); h && h->count())
+      out += fmt::format("  {}: access latency p50 {} p99 {} max {}\n", d.name, human_ns(h->percentile(50)),
+                         human_ns(h->percentile(99)), human_ns(h->max()));
+  }
+  if (load)
+    out += fmt::format("  {}: trace problems: {} unmaps/syncs/frees of nothing mapped, {} maps over a live mapping, "
+                       "{} accesses to nothing mapped\n",
+                       d.name, count(s, p + "load_unmatched"), count(s, p + "load_overlapping"),
+                       count(s, p + "load_accesses_unmapped"));
+  return out;
+}
+
+DeviceType trace_player_device_type() {
+  DeviceType t;
+  t.type = "trace_player";
+  t.help = "Trace player: loads a DMA/IOMMU trace's image into DRAM for the replay app and issues the trace's device "
+           "accesses through the SMMU (registers and behaviour in docs/devices.md).";
+  t.irq_help = "Not used: the trace player raises no interrupt.";
+  t.fields = trace_player_params().fields();
+  t.layout = [](DeviceConfig& d) {
+    d.size = TP_REG_SIZE;
+    d.irq_lines = 0;
+    TracePlayerParams p;
+    trace_player_params().read(d.params, p);
+    d.prepared = load_trace(d, p);
+  };
+  t.create = [](const DeviceConfig& d, DeviceEnv& env) -> std::unique_ptr<PlatformDevice> {
+    TracePlayerParams p;
+    trace_player_params().read(d.params, p);
+    // layout() read the trace; a DeviceConfig built another way reads it now.
+    std::shared_ptr<const TraceImage> image = d.prepared ? std::static_pointer_cast<const TraceImage>(d.prepared)
+                                                         : load_trace(d, p);
+    return std::make_unique<ModuleDevice<TracePlayer>>(d.name.c_str(), p.model, std::move(image), env.dram_backdoor,
+                                                       env.stats, env.trace);
+  };
+  t.summary = trace_player_summary;
+  return t;
+}
+
+}  // namespace
+
+REGISTER_DEVICE_TYPE(trace_player_device_type);
+
+}  // namespace smmu_vp
