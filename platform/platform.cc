@@ -1,5 +1,7 @@
 #include "platform.h"
 
+#include "output/dma_trace_recorder.h"
+
 #include <thread>
 
 #include "common/tlm_time.h"
@@ -72,6 +74,11 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
 }
 
 Platform::~Platform() = default;
+
+void Platform::record_dma_trace(DmaTraceRecorder* recorder) {
+  recorder_ = recorder;
+  if (smmu_) smmu_->set_observer(recorder);
+}
 
 void Platform::on_core_done(CpuCore& c) {
   ++programs_done_;

@@ -30,6 +30,7 @@
 namespace smmu_vp {
 
 class HalContext;
+class DmaTraceRecorder;
 
 struct CoreOutcome {
   unsigned cpu = 0;
@@ -87,6 +88,9 @@ class Platform {
   Router& router() { return *router_; }
   Dram& dram() { return *dram_; }
   smmu::Smmu* smmu() { return smmu_.get(); }
+  // Records the run's DMA/IOMMU activity (--record-trace); nullptr stops.
+  void record_dma_trace(DmaTraceRecorder* recorder);
+  DmaTraceRecorder* dma_trace_recorder() { return recorder_; }
   spdlog::logger& log() { return *log_; }
 
  private:
@@ -107,6 +111,7 @@ class Platform {
   unsigned programs_ = 0;
   unsigned programs_done_ = 0;
   bool failed_ = false;
+  DmaTraceRecorder* recorder_ = nullptr;
 };
 
 }  // namespace smmu_vp

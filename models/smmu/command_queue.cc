@@ -136,6 +136,7 @@ void CommandQueueConsumer::consume() {
       const CommandDecode d = decode_command({words[2 * i], words[2 * i + 1]}, features_);
       if (!d.ok()) return stop_with_error(reg::cerror::kIll, "CERROR_ILL");
       commands_.add();
+      if (hooks_.executed) hooks_.executed(d.command, now_ps());
       if (d.command.opcode == Opcode::kCmdSync) {
         complete_sync(d.command, issued);
         continue;

@@ -67,6 +67,7 @@ class CommandQueueConsumer : public sc_core::sc_module {
     std::function<void(Ps at)> sync_wired_irq;      // CS = SIG_IRQ without MSI support
     std::function<void()> send_event;                // CS = SIG_SEV
     std::function<Ps(Ps t)> translations_drained;    // when translations begun by t have finished
+    std::function<void(const Command& cmd, Ps at)> executed;  // every command consumed (may be empty)
   };
 
   SC_HAS_PROCESS(CommandQueueConsumer);

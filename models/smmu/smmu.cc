@@ -142,6 +142,9 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, IrqSink* irq, St
     if (send_event_) send_event_();
   };
   hooks.translations_drained = [this](Ps t) { return translator_->drained_by(t); };
+  hooks.executed = [this](const Command& cmd, Ps at) {
+    if (observer_) observer_->on_command(cmd, at);
+  };
   cmdq_regs_ = std::make_unique<MainCmdqRegs>(regfile_);
   cmdq_ = std::make_unique<CommandQueueConsumer>("cmdq", *cmdq_regs_, *mem_, executor_, cmd_lanes_, cfg.features,
                                                  cfg.cmdq, hooks, stats, std::string(basename()) + ".cmdq", trace);
@@ -239,6 +242,7 @@ void Smmu::translate_transport(int port, tlm::tlm_generic_payload& trans, sc_cor
     missing_stream_id_.add();
     return abort(t);
   }
+  if (observer_) observer_->on_access(ext->stream_id, trans.get_address(), len, trans.is_write(), t);
   StreamTableConfig st;
   st.base = regfile_.strtab_base();
   st.two_level = regfile_.strtab_fmt() == StrtabFormat::kTwoLevel;
@@ -265,6 +269,7 @@ void Smmu::translate_transport(int port, tlm::tlm_generic_payload& trans, sc_cor
           trace_->instant(basename(), std::string("fault ") + event_name(r.event.id), t,
                           {{"sid", r.event.sid}, {"addr", r.event.input_addr}});
         record_event(r.event, t);
+        if (observer_) observer_->on_fault(r.event.sid, r.event.input_addr, trans.is_write(), t);
       }
       return abort(t);
     }

@@ -47,6 +47,19 @@ struct SmmuConfig {
   bool stale_check = false;         // debug: check TLB hits against memory (Translator)
 };
 
+// Sees what the SMMU does, for a recorded trace (platform/output/
+// dma_trace_recorder.h). Called on the SMMU's SystemC threads; must not wait.
+class SmmuObserver {
+ public:
+  virtual ~SmmuObserver() = default;
+  // A client transaction with a StreamID, as it arrives (before translation).
+  virtual void on_access(uint32_t sid, uint64_t addr, uint64_t len, bool write, Ps at) = 0;
+  // A translation fault that was recorded as an event.
+  virtual void on_fault(uint32_t sid, uint64_t addr, bool write, Ps at) = 0;
+  // A command consumed from a command queue (CMD_SYNC included).
+  virtual void on_command(const Command& cmd, Ps at) = 0;
+};
+
 class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
  public:
   tlm_utils::simple_target_socket<Smmu> regs;
@@ -62,6 +75,8 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
   Translator& translator() { return *translator_; }
   // What CMD_SYNC with CS = SIG_SEV does: the platform wires it to the cores.
   void set_event_sender(std::function<void()> send_event) { send_event_ = std::move(send_event); }
+  // nullptr: none (the default).
+  void set_observer(SmmuObserver* observer) { observer_ = observer; }
 
  private:
   class DownstreamPort;
@@ -99,6 +114,7 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
   std::vector<std::unique_ptr<CommandQueueConsumer>> ecmdq_consumers_;
   uint32_t last_cmdq_prod_ = 0;
   std::function<void()> send_event_;
+  SmmuObserver* observer_ = nullptr;
   IrqSink* irq_;
   TraceSink* trace_;
   tlm::tlm_generic_payload fwd_;  // translated (sub-)transactions

@@ -18,6 +18,7 @@
 
 #include "config/run_config.h"
 #include "firmware_loader.h"
+#include "output/dma_trace_recorder.h"
 #include "output/summary.h"
 #include "output/trace_writer.h"
 #include "platform.h"
@@ -82,6 +83,7 @@ struct RunArgs {
   std::string log_level = "info";
   std::optional<uint64_t> seed;
   std::string firmware;
+  std::string record_trace;
   bool quiet = false;
   bool strict = false;
 };
@@ -161,19 +163,45 @@ int run(const RunArgs& a) {
   std::unique_ptr<smmu_vp::TraceWriter> trace;
   if (a.trace) trace = std::make_unique<smmu_vp::TraceWriter>((out / "trace.json").string());
 
-  smmu_vp::Platform platform(cfg, trace.get(), log);
+  std::unique_ptr<smmu_vp::Platform> built;
+  try {
+    built = std::make_unique<smmu_vp::Platform>(cfg, trace.get(), log);
+  } catch (const std::exception& e) {  // a device that cannot be built from its parameters
+    std::cerr << "smmu-vp: " << a.scenario << ": " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  smmu_vp::Platform& platform = *built;
+  std::unique_ptr<smmu_vp::DmaTraceRecorder> recorder;
+  if (!a.record_trace.empty()) {
+    try {
+      recorder = std::make_unique<smmu_vp::DmaTraceRecorder>(a.record_trace, cfg);
+    } catch (const std::exception& e) {
+      std::cerr << "smmu-vp: --record-trace: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+    platform.record_dma_trace(recorder.get());
+  }
   auto progress = [&](const smmu_vp::Progress& p) {
     std::cerr << fmt::format("progress: {:.3f} ms simulated ({:.1f}% of the limit), {} core(s) running, {:.1f} s wall\n",
                              p.sim_ns / 1e6, 100.0 * p.sim_ns / p.limit_ns, p.cores_running, p.wall_seconds);
   };
   const smmu_vp::RunResult r = a.quiet ? platform.run() : platform.run(progress);
   if (trace) trace->close();
+  if (recorder) {
+    platform.record_dma_trace(nullptr);
+    recorder->close();
+  }
   if (!write_json(out / "stats.json", platform.results_json(r))) {
     std::cerr << "smmu-vp: cannot write " << (out / "stats.json") << "\n";
     return kExitInternal;
   }
   smmu_vp::print_summary(std::cout, platform, r);
   std::cout << "results in " << out.string() << "/ (stats.json, config.json" << (a.trace ? ", trace.json" : "") << ")\n";
+  if (recorder) std::cout << "trace: " << recorder->records() << " records in " << recorder->path() << "\n";
+  if (recorder && !recorder->error().empty()) {
+    std::cerr << "smmu-vp: --record-trace: " << recorder->error() << " (the trace is incomplete)\n";
+    return kExitInternal;
+  }
   if (a.strict && r.exit_code() == 0 && !smmu_vp::run_problems(platform).empty()) {
     std::cerr << "smmu-vp: --strict: the run met hardware errors (see \"problems\" above)\n";
     return kExitProblems;
@@ -214,6 +242,8 @@ int sc_main(int argc, char** argv) {
   run_cmd->add_option("--seed", ra.seed, "Seed of hal_random() (overrides scenario.seed)")
       ->check(kNotNegative);
   run_cmd->add_option("--firmware", ra.firmware, "Firmware .so exporting smmu_vp_firmware (docs/firmware.md)")->check(CLI::ExistingFile);
+  run_cmd->add_option("--record-trace", ra.record_trace,
+                      "Write the run's DMA-API calls, SMMU transactions, faults and commands to FILE in the smmu-vp trace format (traces/README.md; gzip when FILE ends in .gz)");
   run_cmd->add_flag("--quiet", ra.quiet, "No progress lines on stderr");
   run_cmd->add_flag("--strict", ra.strict, "Fail the run (exit 6) when it met any hardware error the summary lists under problems");
 

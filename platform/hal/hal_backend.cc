@@ -7,6 +7,7 @@
 
 #include "hal/hal.h"
 #include "hal/hal_context.h"
+#include "output/dma_trace_recorder.h"
 #include "platform.h"
 
 using smmu_vp::CpuCore;
@@ -229,6 +230,15 @@ unsigned hal_app_rank(void) {
   unsigned rank = 0;
   for (unsigned c : cores) rank += c < core().id();
   return rank;
+}
+
+bool hal_dma_trace_on(void) { return ctx().platform().dma_trace_recorder() != nullptr; }
+
+void hal_dma_trace(const struct hal_dma_call* call) {
+  if (smmu_vp::DmaTraceRecorder* r = ctx().platform().dma_trace_recorder()) {
+    CpuCore& c = core();
+    r->dma_call(c.id(), c.now(), *call);  // no sync: recording must not change the run's timing
+  }
 }
 
 uint64_t hal_random(void) {

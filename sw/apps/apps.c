@@ -10,6 +10,7 @@ extern const struct hal_app app_net_rx;
 extern const struct hal_app app_net_tx;
 extern const struct hal_app app_smmu_stress;
 extern const struct hal_app app_swiotlb_bench;
+extern const struct hal_app app_trace_replay;
 
 const struct hal_app *const sw_apps[] = {
     &app_camera,
@@ -22,6 +23,7 @@ const struct hal_app *const sw_apps[] = {
     &app_net_tx,
     &app_smmu_stress,
     &app_swiotlb_bench,
+    &app_trace_replay,
 };
 
 const unsigned sw_app_count = sizeof sw_apps / sizeof sw_apps[0];

@@ -172,6 +172,39 @@ void hal_stat_sample(const char *name, uint64_t value_ns);
 /* A value computed by the app (e.g. a throughput); the last write wins. */
 void hal_stat_set(const char *name, double value);
 
+/* ---- Trace recording (`smmu-vp run --record-trace`, traces/README.md): the
+ * DMA-API layer reports each call it served so that a trace of the run can be
+ * replayed elsewhere. Untimed; does nothing unless the run records. */
+enum hal_dma_trace_op {
+  /* Values of the trace player's enum tp_op (trace_player_regs.h). */
+  HAL_DMA_TRACE_MAP = 0,
+  HAL_DMA_TRACE_UNMAP = 1,
+  HAL_DMA_TRACE_MAP_SG = 2,
+  HAL_DMA_TRACE_UNMAP_SG = 3,
+  HAL_DMA_TRACE_SYNC_FOR_CPU = 4,
+  HAL_DMA_TRACE_SYNC_FOR_DEVICE = 5,
+  HAL_DMA_TRACE_IOMMU_MAP = 8,
+  HAL_DMA_TRACE_IOMMU_UNMAP = 9,
+  HAL_DMA_TRACE_ATTACH = 11,
+  HAL_DMA_TRACE_DETACH = 12,
+};
+struct hal_dma_call {
+  uint32_t op;   /* enum hal_dma_trace_op */
+  uint32_t sid;  /* the device's StreamID */
+  uint32_t dir;  /* Linux's enum dma_data_direction */
+  uint32_t asid; /* attach: the domain's ASID */
+  uint64_t iova, pa, size;
+  /* map_sg/unmap_sg: nsegs elements, element i's address and length at
+   * byte offset i * seg_stride from seg_pa and seg_len (an array of structs). */
+  unsigned nsegs;
+  size_t seg_stride;
+  const phys_addr_t *seg_pa;
+  const size_t *seg_len;
+};
+/* Whether this run records: callers skip building the record otherwise. */
+bool hal_dma_trace_on(void);
+void hal_dma_trace(const struct hal_dma_call *call);
+
 /* ---- Logging through the platform's logger. Formatting happens host-side;
  * the usual printf conversions are available. */
 enum hal_log_level {

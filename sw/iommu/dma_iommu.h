@@ -190,6 +190,13 @@ int dma_map_sg(struct dma_dev *dev, const struct iommu_sg *sg, unsigned nents, e
 void dma_unmap_sg(struct dma_dev *dev, const struct iommu_sg *sg, unsigned nents, enum dma_data_direction dir,
                   const uint64_t *dma_addrs);
 
+/* Hands a mapped buffer to the CPU or back to the device without unmapping
+ * it: cache maintenance for a non-coherent device, the bounce copy for a
+ * bounced one (Linux's dma_sync_single_for_cpu/device). dma_addr inside a
+ * mapping; nothing happens for an address that is not mapped. */
+void dma_sync_single_for_cpu(struct dma_dev *dev, uint64_t dma_addr, size_t size, enum dma_data_direction dir);
+void dma_sync_single_for_device(struct dma_dev *dev, uint64_t dma_addr, size_t size, enum dma_data_direction dir);
+
 /* Lazy mode: runs the timer's flush if its deadline has passed. Returns true
  * when it flushed. */
 bool dma_flush_queue_timer_poll(struct dma_dev *dev);
