@@ -65,17 +65,33 @@ int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_
   return 0;
 }
 
-void iommu_setup_report(const struct app_dma *d) {
-  if (!d->translated) return;
+void iommu_setup_report_sum(const struct app_dma *const *ds, unsigned n) {
+  uint64_t iovas = 0, flushes = 0, gathered = 0, gather_syncs = 0, windows = 0, window_sum = 0, window_max = 0;
+  bool any = false;
+  for (unsigned i = 0; i < n; i++) {
+    const struct app_dma *d = ds[i];
+    if (!d->translated) continue;
+    any = true;
+    iovas += d->cookie.stats.iovas_allocated;
+    flushes += d->cookie.stats.fq_flushes;
+    gathered += d->domain.stats.pages_gathered;
+    gather_syncs += d->domain.stats.gather_syncs;
+    windows += d->cookie.stats.lazy_windows;
+    window_sum += d->cookie.stats.lazy_window_sum_ns;
+    if (d->cookie.stats.lazy_window_max_ns > window_max) window_max = d->cookie.stats.lazy_window_max_ns;
+  }
+  if (!any) return;
   hal_stat_set("smmu_commands", (double)smmu.stats.commands);
   hal_stat_set("smmu_syncs", (double)smmu.stats.syncs);
   hal_stat_set("smmu_syncs_elided", (double)smmu.stats.syncs_elided);
-  hal_stat_set("iovas_allocated", (double)d->cookie.stats.iovas_allocated);
-  hal_stat_set("fq_flushes", (double)d->cookie.stats.fq_flushes);
-  hal_stat_set("pages_gathered", (double)d->domain.stats.pages_gathered);
-  hal_stat_set("gather_syncs", (double)d->domain.stats.gather_syncs);
-  if (d->cookie.stats.lazy_windows) {
-    hal_stat_set("lazy_window_mean_ns", (double)d->cookie.stats.lazy_window_sum_ns / (double)d->cookie.stats.lazy_windows);
-    hal_stat_set("lazy_window_max_ns", (double)d->cookie.stats.lazy_window_max_ns);
+  hal_stat_set("iovas_allocated", (double)iovas);
+  hal_stat_set("fq_flushes", (double)flushes);
+  hal_stat_set("pages_gathered", (double)gathered);
+  hal_stat_set("gather_syncs", (double)gather_syncs);
+  if (windows) {
+    hal_stat_set("lazy_window_mean_ns", (double)window_sum / (double)windows);
+    hal_stat_set("lazy_window_max_ns", (double)window_max);
   }
 }
+
+void iommu_setup_report(const struct app_dma *d) { iommu_setup_report_sum(&d, 1); }

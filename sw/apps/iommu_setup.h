@@ -57,6 +57,8 @@ int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_
 static inline struct dma_dev *app_dma_dev(struct app_dma *d) { return d->translated ? &d->dev : 0; }
 /* The SMMU's and the domain's counters into the app's stats. */
 void iommu_setup_report(const struct app_dma *d);
+/* The same for several devices: their domains' counters summed. */
+void iommu_setup_report_sum(const struct app_dma *const *ds, unsigned n);
 
 #ifdef __cplusplus
 }

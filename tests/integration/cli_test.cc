@@ -13,45 +13,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_support.h"
+
+using namespace cli_test;
+
 namespace {
-
-namespace fs = std::filesystem;
-
-struct Cmd {
-  int exit_code;
-  std::string out;  // stdout and stderr together
-};
-
-// Runs smmu-vp; `out` holds stdout and, unless `with_stderr` is false, stderr.
-Cmd sh(const std::string& args, bool with_stderr = true) {
-  const std::string cmd = std::string(SMMU_VP_CLI) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Cmd r{-1, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("smmu-vp-cli-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-nlohmann::json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
-
-std::string write_file(const fs::path& dir, const std::string& name, const std::string& text) {
-  std::ofstream(dir / name) << text;
-  return (dir / name).string();
-}
 
 // The DMA-copy scenario: small, and it exercises cores, DRAM, a device and interrupts.
 const std::string kDefault = std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/dma_copy.json";
@@ -235,27 +201,6 @@ const std::string kTwoByTwo = R"({
     {"title": "inv p50", "stat": "sw.smmu_stress.invalidation_ns", "field": "p50", "unit": "ns", "digits": 1},
     {"title": "syncs/inv", "ratio": ["sw.smmu_stress.syncs", "sw.smmu_stress.invalidations"], "digits": 3}]})";
 
-std::vector<std::string> words(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> w;
-  for (std::string s; in >> s;) w.push_back(s);
-  return w;
-}
-
-// Whether some line of `out` starts with the words `cells`.
-bool has_row(const std::string& out, const std::vector<std::string>& cells) {
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    const std::vector<std::string> w = words(line);
-    if (w.size() >= cells.size() && std::equal(cells.begin(), cells.end(), w.begin())) return true;
-  }
-  return false;
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 TEST(Cli, SweepTabulatesEveryPointAndWritesResults) {
   const fs::path d = temp_dir("sweep");
@@ -392,43 +337,7 @@ TEST(Cli, ShippedStressSweepRuns) {
 
 // ---- The NIC scenarios: deterministic, and the direction of each seed figure.
 
-const std::string kScenarios = std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/";
 
-// Runs a shipped sweep; returns each point's stats.json by its labels on
-// `axes`, joined with '/' in that order (e.g. "lockfree/16").
-std::map<std::string, nlohmann::json> sweep_stats(const std::string& scenario, const std::string& args,
-                                                  const std::vector<std::string>& axes) {
-  const fs::path d = temp_dir(scenario);
-  const Cmd r = sh("sweep " + kScenarios + scenario + ".json " + args + " --out " + d.string());
-  EXPECT_EQ(r.exit_code, 0) << r.out;
-  std::map<std::string, nlohmann::json> at;
-  if (r.exit_code != 0) return at;
-  const nlohmann::json sweep = read_json(d / "sweep.json");
-  for (const auto& p : sweep["points"]) {
-    EXPECT_EQ(p["status"], "ok") << p.dump();
-    std::string key;
-    for (const auto& axis : axes) key += (key.empty() ? "" : "/") + p["labels"][axis].get<std::string>();
-    at[key] = read_json(d / p["dir"].get<std::string>() / "stats.json");
-  }
-  return at;
-}
-
-// The same for a one-axis sweep, each point's sw.<app> section.
-std::map<std::string, nlohmann::json> sweep_app_stats(const std::string& scenario, const std::string& args,
-                                                      const std::string& axis, const std::string& app) {
-  std::map<std::string, nlohmann::json> at = sweep_stats(scenario, args, {axis});
-  for (auto& [label, stats] : at) stats = stats["sw"][app];
-  return at;
-}
-
-uint64_t u64(const nlohmann::json& stats, const std::vector<std::string>& path) {
-  const nlohmann::json* j = &stats;
-  for (const auto& k : path) {
-    if (!j->contains(k)) return 0;
-    j = &(*j)[k];
-  }
-  return j->get<uint64_t>();
-}
 
 TEST(CliNic, DefaultNicScenarioIsDeterministicAndShowsTheSmmu) {
   const std::string shorter = " --set scenario.apps.0.params.warmup_us=300 --set scenario.apps.0.params.duration_us=200";
@@ -712,104 +621,4 @@ TEST(CliNvme, MysqlScenarioTranslatesAndIsBoundByTheDrive) {
     EXPECT_NEAR(at.at(m)["sw"]["fio"]["iops"].get<double>(), pt, 0.05 * pt) << m;
   EXPECT_GT(at.at("strict-v5.4")["sw"]["fio"]["cpu_utilisation"].get<double>(),
             at.at("passthrough")["sw"]["fio"]["cpu_utilisation"].get<double>());
-}
-
-// `smmu-vp trace import` / `trace stats` (traces/README.md, "Importing Linux ftrace").
-#include "dmatrace/dma_trace.h"
-
-namespace {
-
-const std::string kFtraceSample = std::string(SMMU_VP_SOURCE_DIR) + "/traces/samples/ftrace_nvme_fio.txt";
-
-std::vector<smmu_vp::dmatrace::Record> read_trace(const fs::path& p) {
-  smmu_vp::dmatrace::TraceReader r(p.string());
-  std::vector<smmu_vp::dmatrace::Record> v;
-  smmu_vp::dmatrace::Record rec;
-  while (r.next(rec)) v.push_back(rec);
-  return v;
-}
-
-}  // namespace
-
-TEST(Cli, TraceImportSample) {
-  const fs::path d = temp_dir("trace-import");
-  const fs::path out = d / "nvme.trace";
-  const Cmd c = sh("trace import " + kFtraceSample + " -o " + out.string() + " --quiet");
-  ASSERT_EQ(c.exit_code, 0) << c.out;
-  for (const char* s : {"records written", "dma_map_page", "dma_unmap_sg", "0000:01:00.0", "0000:02:00.0", "lines/s"})
-    EXPECT_NE(c.out.find(s), std::string::npos) << s << "\n" << c.out;
-  EXPECT_TRUE(has_row(c.out, {"lines", "400"})) << c.out;
-  EXPECT_TRUE(has_row(c.out, {"records", "written", "388"})) << c.out;
-  EXPECT_TRUE(has_row(c.out, {"dma_map_sg", "24"})) << c.out;
-  EXPECT_TRUE(has_row(c.out, {"0000:02:00.0", "2"})) << c.out;
-  const auto recs = read_trace(out);
-  ASSERT_EQ(recs.size(), 388u);
-  EXPECT_EQ(recs.front().dev, "0000:01:00.0");
-  EXPECT_EQ(recs.front().sid, 1u);
-  EXPECT_FALSE(fs::exists(d / "nvme.trace.tmp"));
-}
-
-TEST(Cli, TraceImportDeviceSids) {
-  const fs::path d = temp_dir("trace-sids");
-  const fs::path out = d / "nvme.trace.gz";
-  const Cmd c = sh("trace import " + kFtraceSample + " -o " + out.string() +
-                   " --sid 4 --device-sid 0000:02:00.0=9 --device-sid=0000:01:00.0=0x10 --quiet");
-  ASSERT_EQ(c.exit_code, 0) << c.out;
-  EXPECT_TRUE(has_row(c.out, {"0000:02:00.0", "9", "(--device-sid)"})) << c.out;
-  for (const auto& r : read_trace(out)) EXPECT_EQ(r.sid, r.dev == "0000:02:00.0" ? 9u : 16u) << r.dev;
-  const Cmd bad = sh("trace import " + kFtraceSample + " -o " + out.string() + " --device-sid 0000:02:00.0");
-  EXPECT_EQ(bad.exit_code, 2) << bad.out;
-  EXPECT_NE(bad.out.find("NAME=SID"), std::string::npos) << bad.out;
-  const Cmd big = sh("trace import " + kFtraceSample + " -o " + out.string() + " --device-sid nic=4294967296");
-  EXPECT_EQ(big.exit_code, 2) << big.out;
-}
-
-TEST(Cli, TraceImportMalformedInputExitsTwoNamingTheLine) {
-  const fs::path d = temp_dir("trace-bad");
-  const std::string in = write_file(d, "bad.txt",
-                                    "# tracer: nop\n"
-                                    "  fio-1 [000] ..... 1.000001: dma_unmap_page: nvme0 dir=TO_DEVICE dma_addr=1000 size=64 attrs=\n"
-                                    "  fio-1 [000] ..... 1.000002: dma_unmap_page: nvme0 dir=TO_DEVICE dma_addr=2000 size=6x4 attrs=\n");
-  const fs::path out = d / "out.trace";
-  const Cmd c = sh("trace import " + in + " -o " + out.string());
-  EXPECT_EQ(c.exit_code, 2) << c.out;
-  EXPECT_NE(c.out.find("bad.txt:3"), std::string::npos) << c.out;
-  EXPECT_NE(c.out.find("field 'size'"), std::string::npos) << c.out;
-  EXPECT_FALSE(fs::exists(out));
-  EXPECT_FALSE(fs::exists(d / "out.trace.tmp"));
-
-  const Cmd skip = sh("trace import " + in + " -o " + out.string() + " --skip-malformed --quiet");
-  ASSERT_EQ(skip.exit_code, 0) << skip.out;
-  EXPECT_TRUE(has_row(skip.out, {"malformed", "skipped", "1"})) << skip.out;
-  EXPECT_EQ(read_trace(out).size(), 1u);
-
-  const Cmd missing = sh("trace import " + (d / "nope.txt").string() + " -o " + out.string());
-  EXPECT_EQ(missing.exit_code, 2) << missing.out;
-  EXPECT_NE(missing.out.find("nope.txt"), std::string::npos) << missing.out;
-  const Cmd unwritable = sh("trace import " + in + " -o " + (d / "no" / "dir" / "x.trace").string() + " --skip-malformed");
-  EXPECT_EQ(unwritable.exit_code, 2) << unwritable.out;
-  const Cmd same = sh("trace import " + out.string() + " -o " + out.string());
-  EXPECT_EQ(same.exit_code, 2) << same.out;
-  EXPECT_EQ(sh("trace").exit_code, 2);
-}
-
-TEST(Cli, TraceStats) {
-  const fs::path d = temp_dir("trace-stats");
-  const fs::path out = d / "nvme.trace";
-  ASSERT_EQ(sh("trace import " + kFtraceSample + " -o " + out.string() + " --quiet").exit_code, 0);
-  const Cmd c = sh("trace stats " + out.string());
-  ASSERT_EQ(c.exit_code, 0) << c.out;
-  EXPECT_NE(c.out.find("388 records"), std::string::npos) << c.out;
-  EXPECT_TRUE(has_row(c.out, {"map_sg", "24", std::to_string(24 * 65536)})) << c.out;
-  EXPECT_TRUE(has_row(c.out, {"sync_for_cpu", "70"})) << c.out;
-  EXPECT_TRUE(has_row(c.out, {"1", "168", "0000:01:00.0"})) << c.out;
-  EXPECT_TRUE(has_row(c.out, {"2", "220", "0000:02:00.0"})) << c.out;
-  EXPECT_NE(c.out.find("span 0.00"), std::string::npos) << c.out;
-
-  const std::string bad = write_file(d, "bad.trace", "smmu-vp-trace 1 ns\n10 map iova=0x1000 size=4096\n20 map iova=0x2000 size=lots\n");
-  const Cmd b = sh("trace stats " + bad);
-  EXPECT_EQ(b.exit_code, 2) << b.out;
-  EXPECT_NE(b.out.find("bad.trace:3"), std::string::npos) << b.out;
-  EXPECT_NE(b.out.find("size"), std::string::npos) << b.out;
-  EXPECT_EQ(sh("trace stats " + (d / "nope.trace").string()).exit_code, 2);
 }
