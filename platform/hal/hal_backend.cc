@@ -232,13 +232,14 @@ unsigned hal_app_rank(void) {
   return rank;
 }
 
-bool hal_dma_trace_on(void) { return ctx().platform().dma_trace_recorder() != nullptr; }
+// The core's own time without a sync: recording must not change the run's timing.
+uint64_t hal_dma_trace_begin(void) {
+  return ctx().platform().dma_trace_recorder() ? core().now() + 1 : 0;
+}
 
 void hal_dma_trace(const struct hal_dma_call* call) {
-  if (smmu_vp::DmaTraceRecorder* r = ctx().platform().dma_trace_recorder()) {
-    CpuCore& c = core();
-    r->dma_call(c.id(), c.now(), *call);  // no sync: recording must not change the run's timing
-  }
+  if (smmu_vp::DmaTraceRecorder* r = ctx().platform().dma_trace_recorder())
+    r->dma_call(core().id(), call->start - 1, *call);
 }
 
 uint64_t hal_random(void) {

@@ -27,7 +27,7 @@ class DmaTraceRecorder : public smmu::SmmuObserver {
   // Throws dmatrace::TraceError when the file cannot be written.
   DmaTraceRecorder(const std::string& path, const config::RunConfig& cfg);
 
-  // A DMA-API call served on `cpu` at `at`.
+  // A DMA-API call made on `cpu` at `at` (when it began).
   void dma_call(unsigned cpu, Ps at, const hal_dma_call& call);
 
   void on_access(uint32_t sid, uint64_t addr, uint64_t len, bool write, Ps at) override;

@@ -189,6 +189,7 @@ enum hal_dma_trace_op {
   HAL_DMA_TRACE_DETACH = 12,
 };
 struct hal_dma_call {
+  uint64_t start; /* hal_dma_trace_begin()'s value when the call began */
   uint32_t op;   /* enum hal_dma_trace_op */
   uint32_t sid;  /* the device's StreamID */
   uint32_t dir;  /* Linux's enum dma_data_direction */
@@ -201,8 +202,10 @@ struct hal_dma_call {
   const phys_addr_t *seg_pa;
   const size_t *seg_len;
 };
-/* Whether this run records: callers skip building the record otherwise. */
-bool hal_dma_trace_on(void);
+/* At the start of a DMA-API call: 0 when the run does not record (then
+ * there is nothing to report), else a timestamp for hal_dma_call.start, so
+ * that the record carries the time the call was made. */
+uint64_t hal_dma_trace_begin(void);
 void hal_dma_trace(const struct hal_dma_call *call);
 
 /* ---- Logging through the platform's logger. Formatting happens host-side;

@@ -248,17 +248,18 @@ static void unmap_range(struct dma_dev *dev, uint64_t dma_addr, size_t size) {
 
 /* ---- Trace recording (hal_dma_trace): what the caller asked for and got. */
 
-static void trace_call(uint32_t op, const struct dma_dev *dev, enum dma_data_direction dir, uint64_t iova,
-                       phys_addr_t pa, size_t size, const struct iommu_sg *sg, unsigned nents) {
-  if (!hal_dma_trace_on()) return;
-  struct hal_dma_call t = {op, dev->sid, (uint32_t)dir, 0, iova, pa, size, nents, sizeof(*sg),
-                            sg ? &sg->pa : 0, sg ? &sg->len : 0};
+static void trace_call(uint64_t traced, uint32_t op, const struct dma_dev *dev, enum dma_data_direction dir,
+                       uint64_t iova, phys_addr_t pa, size_t size, const struct iommu_sg *sg, unsigned nents) {
+  if (!traced) return;
+  struct hal_dma_call t = {traced, op, dev->sid, (uint32_t)dir, 0, iova, pa, size, nents, sizeof(*sg),
+                           sg ? &sg->pa : 0, sg ? &sg->len : 0};
   hal_dma_trace(&t);
 }
 
 /* ---- Single buffers. */
 
 uint64_t dma_map_page(struct dma_dev *dev, phys_addr_t pa, size_t size, enum dma_data_direction dir) {
+  const uint64_t traced = hal_dma_trace_begin();
   struct iommu_dma_cookie *c = dev->cookie;
   charge_indirect(dev, 1); /* dma_map_page_attrs -> ops->map_page */
   charge_calls(dev, 1);
@@ -291,7 +292,7 @@ uint64_t dma_map_page(struct dma_dev *dev, phys_addr_t pa, size_t size, enum dma
   dev->stats.maps++;
   dev->stats.bounced += bounced;
   dev->stats.bytes_mapped += size;
-  trace_call(HAL_DMA_TRACE_MAP, dev, dir, dma_addr, pa, size, 0, 0);
+  trace_call(traced, HAL_DMA_TRACE_MAP, dev, dir, dma_addr, pa, size, 0, 0);
   return dma_addr;
 }
 
@@ -300,13 +301,14 @@ uint64_t dma_map_single(struct dma_dev *dev, phys_addr_t pa, size_t size, enum d
 }
 
 void dma_unmap_page(struct dma_dev *dev, uint64_t dma_addr, size_t size, enum dma_data_direction dir) {
+  const uint64_t traced = hal_dma_trace_begin();
   charge_indirect(dev, 1); /* dma_unmap_page_attrs -> ops->unmap_page */
   charge_calls(dev, 1);
   fq_check_timer(dev->cookie);
   /* What the device was given: the buffer, or its bounce buffer. */
   const phys_addr_t phys = iommu_iova_to_phys(dev->domain, dma_addr);
   if (!phys) return;
-  trace_call(HAL_DMA_TRACE_UNMAP, dev, dir, dma_addr, DMA_MAPPING_ERROR, size, 0, 0);
+  trace_call(traced, HAL_DMA_TRACE_UNMAP, dev, dir, dma_addr, DMA_MAPPING_ERROR, size, 0, 0);
   sync_for_cpu(dev, phys, size, dir);
   unmap_range(dev, dma_addr, size);
   if (dev->swiotlb && swiotlb_is_bounce(dev->swiotlb, phys))
@@ -335,6 +337,7 @@ static int map_sg_bounced(struct dma_dev *dev, const struct iommu_sg *sg, unsign
 
 int dma_map_sg(struct dma_dev *dev, const struct iommu_sg *sg, unsigned nents, enum dma_data_direction dir,
                uint64_t *dma_addrs) {
+  const uint64_t traced = hal_dma_trace_begin();
   struct iommu_dma_cookie *c = dev->cookie;
   charge_indirect(dev, 1); /* dma_map_sg_attrs -> ops->map_sg */
   charge_calls(dev, 1);
@@ -372,12 +375,13 @@ int dma_map_sg(struct dma_dev *dev, const struct iommu_sg *sg, unsigned nents, e
   }
   dev->stats.map_sgs++;
   dev->stats.bytes_mapped += total;
-  trace_call(HAL_DMA_TRACE_MAP_SG, dev, dir, dma_addrs[0], sg[0].pa, total, sg, nents);
+  trace_call(traced, HAL_DMA_TRACE_MAP_SG, dev, dir, dma_addrs[0], sg[0].pa, total, sg, nents);
   return (int)nents;
 }
 
 void dma_unmap_sg(struct dma_dev *dev, const struct iommu_sg *sg, unsigned nents, enum dma_data_direction dir,
                   const uint64_t *dma_addrs) {
+  const uint64_t traced = hal_dma_trace_begin();
   charge_indirect(dev, 1); /* dma_unmap_sg_attrs -> ops->unmap_sg */
   charge_calls(dev, 1);
   if (!sg || !nents || !dma_addrs) return;
@@ -392,7 +396,7 @@ void dma_unmap_sg(struct dma_dev *dev, const struct iommu_sg *sg, unsigned nents
     total += iommu_sg_span(dev->domain, &sg[i]);
     sync_for_cpu(dev, sg[i].pa, sg[i].len, dir);
   }
-  trace_call(HAL_DMA_TRACE_UNMAP_SG, dev, dir, dma_addrs[0], DMA_MAPPING_ERROR, total, sg, nents);
+  trace_call(traced, HAL_DMA_TRACE_UNMAP_SG, dev, dir, dma_addrs[0], DMA_MAPPING_ERROR, total, sg, nents);
   unmap_range(dev, dma_addrs[0] & ~iova_mask(&dev->cookie->iovad), total);
   dev->stats.unmap_sgs++;
 }
@@ -400,11 +404,12 @@ void dma_unmap_sg(struct dma_dev *dev, const struct iommu_sg *sg, unsigned nents
 /* ---- Ownership hand-over of a mapped buffer without unmapping it. */
 
 void dma_sync_single_for_cpu(struct dma_dev *dev, uint64_t dma_addr, size_t size, enum dma_data_direction dir) {
+  const uint64_t traced = hal_dma_trace_begin();
   charge_indirect(dev, 1); /* dma_sync_single_for_cpu -> ops->sync_single_for_cpu */
   charge_calls(dev, 1);
   const phys_addr_t phys = iommu_iova_to_phys(dev->domain, dma_addr);
   if (!phys) return;
-  trace_call(HAL_DMA_TRACE_SYNC_FOR_CPU, dev, dir, dma_addr, DMA_MAPPING_ERROR, size, 0, 0);
+  trace_call(traced, HAL_DMA_TRACE_SYNC_FOR_CPU, dev, dir, dma_addr, DMA_MAPPING_ERROR, size, 0, 0);
   sync_for_cpu(dev, phys, size, dir);
   if (dev->swiotlb && swiotlb_is_bounce(dev->swiotlb, phys))
     swiotlb_sync_for_cpu(dev->swiotlb, phys, size, (enum swiotlb_dir)dir);
@@ -412,11 +417,12 @@ void dma_sync_single_for_cpu(struct dma_dev *dev, uint64_t dma_addr, size_t size
 
 void dma_sync_single_for_device(struct dma_dev *dev, uint64_t dma_addr, size_t size,
                                 enum dma_data_direction dir) {
+  const uint64_t traced = hal_dma_trace_begin();
   charge_indirect(dev, 1);
   charge_calls(dev, 1);
   const phys_addr_t phys = iommu_iova_to_phys(dev->domain, dma_addr);
   if (!phys) return;
-  trace_call(HAL_DMA_TRACE_SYNC_FOR_DEVICE, dev, dir, dma_addr, DMA_MAPPING_ERROR, size, 0, 0);
+  trace_call(traced, HAL_DMA_TRACE_SYNC_FOR_DEVICE, dev, dir, dma_addr, DMA_MAPPING_ERROR, size, 0, 0);
   if (dev->swiotlb && swiotlb_is_bounce(dev->swiotlb, phys))
     swiotlb_sync_for_device(dev->swiotlb, phys, size, (enum swiotlb_dir)dir);
   sync_for_device(dev, phys, size);

@@ -177,23 +177,25 @@ void iommu_domain_destroy(struct iommu_domain *dom) {
 }
 
 /* Domain changes go into a recorded trace (hal_dma_trace). */
-static void trace_domain(uint32_t op, const struct iommu_domain *dom, uint32_t sid) {
-  if (!hal_dma_trace_on()) return;
-  struct hal_dma_call t = {op, sid, 3 /* DMA_NONE */, dom->asid, 0, 0, 0, 0, 0, 0, 0};
+static void trace_domain(uint64_t traced, uint32_t op, const struct iommu_domain *dom, uint32_t sid) {
+  if (!traced) return;
+  struct hal_dma_call t = {traced, op, sid, 3 /* DMA_NONE */, dom->asid, 0, 0, 0, 0, 0, 0, 0};
   hal_dma_trace(&t);
 }
 
 int iommu_attach_device(struct iommu_domain *dom, uint32_t sid) {
+  const uint64_t traced = hal_dma_trace_begin();
   charge_indirect(dom, 1); /* core -> driver attach_dev */
   if (smmu_attach_s1_cfg(dom->smmu, sid, dom->asid, &dom->s1)) return -IOMMU_EIO;
-  trace_domain(HAL_DMA_TRACE_ATTACH, dom, sid);
+  trace_domain(traced, HAL_DMA_TRACE_ATTACH, dom, sid);
   return 0;
 }
 
 int iommu_detach_device(struct iommu_domain *dom, uint32_t sid) {
+  const uint64_t traced = hal_dma_trace_begin();
   charge_indirect(dom, 1);
   if (smmu_detach(dom->smmu, sid)) return -IOMMU_EIO;
-  trace_domain(HAL_DMA_TRACE_DETACH, dom, sid);
+  trace_domain(traced, HAL_DMA_TRACE_DETACH, dom, sid);
   return 0;
 }
 

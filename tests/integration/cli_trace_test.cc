@@ -163,6 +163,12 @@ TEST(CliTrace, RecordedRunReplaysToTheSameCommandsAndTranslations) {
   EXPECT_GT(maps, 200u);
   EXPECT_GT(unmaps, 200u);
   EXPECT_GT(accesses, maps);
+  // Recording changes nothing in the run.
+  ASSERT_EQ(sh("run " + kNicOneCore + " --quiet --out " + (d / "plain").string()).exit_code, 0);
+  nlohmann::json recorded = read_json(d / "rec" / "stats.json"), plain = read_json(d / "plain" / "stats.json");
+  recorded.erase("wallclock");
+  plain.erase("wallclock");
+  EXPECT_EQ(recorded, plain);
 
   const std::string scenario = replay_scenario(d, (d / "nic.trace.gz").string(), "[0]", kNicOneCoreParams);
   const Cmd rep = sh("run " + scenario + " --quiet --out " + (d / "rep").string() + " --record-trace " +

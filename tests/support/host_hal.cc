@@ -253,7 +253,7 @@ uint64_t hal_random(void) {
 void hal_stat_add(const char* name, uint64_t delta) { st().stats[name] += delta; }
 void hal_stat_sample(const char* name, uint64_t) { st().stats[name] += 1; }
 void hal_stat_set(const char*, double) {}
-bool hal_dma_trace_on(void) { return false; }
+uint64_t hal_dma_trace_begin(void) { return 0; }
 void hal_dma_trace(const struct hal_dma_call*) {}
 
 void hal_vlog(enum hal_log_level level, const char* fmt, va_list ap) {
