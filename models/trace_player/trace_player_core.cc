@@ -1,5 +1,6 @@
 #include "trace_player/trace_player_core.h"
 
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -146,7 +147,7 @@ TracePlayerCore::Decision TracePlayerCore::next(Ps now) {
       continue;
     }
     const uint64_t entry = remap_base_ + static_cast<uint64_t>(a.slot) * sizeof(tp_slot);
-    const uint8_t* e = dram_ && entry >= remap_base_ ? dram_(entry, sizeof(tp_slot)) : nullptr;
+    uint8_t* e = dram_ && entry >= remap_base_ ? dram_(entry, sizeof(tp_slot)) : nullptr;
     if (!e) {
       ++skipped_no_table_;
       take(next_);
@@ -154,7 +155,10 @@ TracePlayerCore::Decision TracePlayerCore::next(Ps now) {
     }
     tp_slot s;
     std::memcpy(&s, e, sizeof s);
-    if (s.state == TP_SLOT_PENDING) {
+    if (s.state == TP_SLOT_PENDING || s.state == TP_SLOT_WAITING) {
+      // Tells the app to ring MAP_DOORBELL when it fills the slot.
+      s.state = TP_SLOT_WAITING;
+      std::memcpy(e + offsetof(tp_slot, state), &s.state, sizeof s.state);
       if (counted_wait_ != next_) {
         counted_wait_ = next_;
         ++waits_for_map_;

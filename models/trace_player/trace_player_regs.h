@@ -130,6 +130,11 @@ struct tp_segment {
 #define TP_SLOT_MAPPED 1u   /* iova is the replayed address of the mapping */
 #define TP_SLOT_UNMAPPED 2u /* unmapped again: an access still goes (use after unmap) */
 #define TP_SLOT_FAILED 3u   /* the replayed map failed: accesses are skipped */
+/* PENDING, and an access waits for it: the player writes this; the app, on
+ * finding it when it fills the slot, writes MAP_DOORBELL. The table is
+ * replay bookkeeping, not modelled traffic: both sides access it untimed, and
+ * only a waiting player costs the app a register write. */
+#define TP_SLOT_WAITING 4u
 struct tp_slot {
   uint64_t iova;
   uint64_t state;

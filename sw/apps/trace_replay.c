@@ -199,15 +199,18 @@ static enum dma_data_direction dir_of(const struct tp_record *r) {
 
 static void publish(uint32_t slot, uint64_t iova, uint64_t state) {
   rp.slots[slot].iova = iova;
-  hal_store64(&rp.slots[slot].state, state);
-  hal_write32(rp.regs + TP_REG_MAP_DOORBELL, slot);
+  /* Plain accesses: the table is replay bookkeeping, not the workload's
+   * memory traffic (trace_player_regs.h). */
+  const uint64_t was = rp.slots[slot].state;
+  rp.slots[slot].state = state;
+  if (was == TP_SLOT_WAITING) hal_write32(rp.regs + TP_REG_MAP_DOORBELL, slot);
 }
 
 /* The slot's replayed address, once whichever core maps it has; false for a
  * map that failed. */
 static bool slot_iova(uint32_t slot, uint64_t *iova) {
   uint64_t st;
-  while ((st = hal_load64(&rp.slots[slot].state)) == TP_SLOT_PENDING) hal_delay_ns(POLL_NS);
+  while ((st = rp.slots[slot].state) == TP_SLOT_PENDING || st == TP_SLOT_WAITING) hal_delay_ns(POLL_NS);
   *iova = rp.slots[slot].iova;
   return st != TP_SLOT_FAILED;
 }
@@ -254,7 +257,7 @@ static void replay_unmap(struct stream *s, const struct tp_record *r) {
   const uint64_t t0 = hal_now_ns();
   if (dev) dma_unmap_page(dev, iova + r->offset, (size_t)r->size, dir_of(r));
   timed(r->op == TP_OP_FREE ? "free_ns" : "unmap_ns", t0);
-  hal_store64(&rp.slots[r->slot].state, TP_SLOT_UNMAPPED);
+  rp.slots[r->slot].state = TP_SLOT_UNMAPPED;
 }
 
 /* The record's list in the pool (or one element of its size when the trace
@@ -318,7 +321,7 @@ static void replay_unmap_sg(struct stream *s, const struct tp_record *r, unsigne
     dma_unmap_sg(dev, sg, n, dir_of(r), addr_buf[rank]);
     timed("unmap_sg_ns", t0);
   }
-  hal_store64(&rp.slots[r->slot].state, TP_SLOT_UNMAPPED);
+  rp.slots[r->slot].state = TP_SLOT_UNMAPPED;
 }
 
 static void replay_sync(struct stream *s, const struct tp_record *r) {
@@ -365,7 +368,7 @@ static void replay_iommu_unmap(struct stream *s, const struct tp_record *r) {
   const uint64_t at = r->iova & ~4095ull;
   iommu_unmap(&s->dma.domain, at, (size_t)(((r->iova & 4095u) + r->size + 4095u) & ~4095ull));
   timed("iommu_unmap_ns", t0);
-  hal_store64(&rp.slots[r->slot].state, TP_SLOT_UNMAPPED);
+  rp.slots[r->slot].state = TP_SLOT_UNMAPPED;
 }
 
 static bool is_call(uint8_t op) {

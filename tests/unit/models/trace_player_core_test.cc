@@ -46,6 +46,11 @@ struct Fixture {
     tp_slot e{iova, state};
     std::memcpy(dram.data() + (kRemap - kDram) + s * sizeof e, &e, sizeof e);
   }
+  uint64_t slot_state(uint32_t s) const {
+    tp_slot e;
+    std::memcpy(&e, dram.data() + (kRemap - kDram) + s * sizeof e, sizeof e);
+    return e.state;
+  }
   uint64_t rd(uint64_t off, unsigned len = 4) {
     uint64_t v = ~0ull;
     EXPECT_EQ(core->read(off, len, &v), TracePlayerCore::Access::kOk) << std::hex << off;
@@ -210,7 +215,9 @@ TEST(TracePlayerCore, PendingSlotWaitsForTheMapAndCountsOneWait) {
   f.image->accesses = {acc(0, 2, 0x100)};
   f.build();
   f.start(0, TP_MODE_ASAP);
+  EXPECT_EQ(f.slot_state(2), TP_SLOT_PENDING);
   EXPECT_EQ(f.core->next(0).kind, D::kWaitMap);
+  EXPECT_EQ(f.slot_state(2), TP_SLOT_WAITING);  // the app will ring the doorbell
   EXPECT_EQ(f.core->next(10).kind, D::kWaitMap);  // woken, still pending
   EXPECT_EQ(f.core->waits_for_map(), 1u);
   f.slot(2, TP_SLOT_MAPPED, 0x7000);
