@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "trace_player/trace_player_core.h"
+#include "trace_player_support.h"
 
 namespace smmu_vp {
 namespace {
@@ -19,17 +20,6 @@ constexpr uint64_t kImage = kDram + 0x10000;
 
 using D = TracePlayerCore::Decision;
 
-PlayerAccess acc(uint64_t t, uint32_t slot, uint64_t offset, uint64_t size = 64, bool write = false,
-                 uint32_t sid = 3) {
-  PlayerAccess a;
-  a.time_ns = t;
-  a.sid = sid;
-  a.slot = slot;
-  a.offset = offset;
-  a.size = size;
-  a.write = write;
-  return a;
-}
 
 struct Fixture {
   std::vector<uint8_t> dram = std::vector<uint8_t>(kDramSize, 0);
@@ -74,7 +64,7 @@ TEST(TracePlayerCore, IdentityAndImageRegisters) {
   Fixture f;
   f.image->records = 7;
   f.image->bytes.assign(120, 0);
-  f.image->accesses = {acc(0, 0, 0), acc(1, 0, 0)};
+  f.image->accesses = {player_access(0, 0, 0), player_access(1, 0, 0)};
   f.build();
   EXPECT_EQ(f.rd(TP_REG_ID), TP_ID_VALUE);
   EXPECT_EQ(f.rd(TP_REG_VERSION), TP_VERSION_VALUE);
@@ -154,7 +144,7 @@ TEST(TracePlayerCore, LoadOutsideDramIsALoadError) {
 
 TEST(TracePlayerCore, NothingBeforeStart) {
   Fixture f;
-  f.image->accesses = {acc(0, TP_NO_SLOT, 0)};
+  f.image->accesses = {player_access(0, TP_NO_SLOT, 0)};
   f.build();
   EXPECT_EQ(f.core->next(0).kind, D::kNotStarted);
   EXPECT_EQ(f.core->accesses_done(), 0u);
@@ -170,7 +160,7 @@ TEST(TracePlayerCore, EmptyTraceIsDoneAtStart) {
 
 TEST(TracePlayerCore, TimedModeWaitsForEachRecordsScaledTime) {
   Fixture f;
-  f.image->accesses = {acc(0, 0, 0x10), acc(100, 0, 0x20), acc(100, 1, 0)};
+  f.image->accesses = {player_access(0, 0, 0x10), player_access(100, 0, 0x20), player_access(100, 1, 0)};
   f.build();
   f.slot(0, TP_SLOT_MAPPED, 0xa000);
   f.slot(1, TP_SLOT_MAPPED, 0xb000);
@@ -197,7 +187,7 @@ TEST(TracePlayerCore, TimedModeWaitsForEachRecordsScaledTime) {
 
 TEST(TracePlayerCore, AsapModeTakesEverythingAtOnce) {
   Fixture f;
-  f.image->accesses = {acc(0, 0, 0), acc(1'000'000, 0, 8), acc(2'000'000, 0, 16)};
+  f.image->accesses = {player_access(0, 0, 0), player_access(1'000'000, 0, 8), player_access(2'000'000, 0, 16)};
   f.build();
   f.slot(0, TP_SLOT_MAPPED, 0x4000);
   f.start(0, TP_MODE_ASAP);
@@ -212,7 +202,7 @@ TEST(TracePlayerCore, AsapModeTakesEverythingAtOnce) {
 
 TEST(TracePlayerCore, PendingSlotWaitsForTheMapAndCountsOneWait) {
   Fixture f;
-  f.image->accesses = {acc(0, 2, 0x100)};
+  f.image->accesses = {player_access(0, 2, 0x100)};
   f.build();
   f.start(0, TP_MODE_ASAP);
   EXPECT_EQ(f.slot_state(2), TP_SLOT_PENDING);
@@ -230,7 +220,7 @@ TEST(TracePlayerCore, PendingSlotWaitsForTheMapAndCountsOneWait) {
 
 TEST(TracePlayerCore, UnmappedSlotStillGoesAndFailedOrMissingSlotsAreSkipped) {
   Fixture f;
-  f.image->accesses = {acc(0, 0, 4), acc(0, 1, 0), acc(0, TP_NO_SLOT, 0), acc(0, 2, 0), acc(0, 3, 0)};
+  f.image->accesses = {player_access(0, 0, 4), player_access(0, 1, 0), player_access(0, TP_NO_SLOT, 0), player_access(0, 2, 0), player_access(0, 3, 0)};
   f.build();
   f.slot(0, TP_SLOT_UNMAPPED, 0x3000);
   f.slot(1, TP_SLOT_FAILED);
@@ -256,7 +246,7 @@ TEST(TracePlayerCore, UnmappedSlotStillGoesAndFailedOrMissingSlotsAreSkipped) {
 
 TEST(TracePlayerCore, SlotTableOutsideDramSkips) {
   Fixture f;
-  f.image->accesses = {acc(0, 0, 0)};
+  f.image->accesses = {player_access(0, 0, 0)};
   f.build();
   f.wr(TP_REG_MODE, TP_MODE_ASAP);
   f.wr(TP_REG_REMAP_BASE, 0x10, 8);
@@ -269,7 +259,7 @@ TEST(TracePlayerCore, SlotTableOutsideDramSkips) {
 
 TEST(TracePlayerCore, CompletionOutOfOrderMovesTheLowWaterMarkInOrder) {
   Fixture f;
-  f.image->accesses = {acc(0, 0, 0), acc(0, 0, 0), acc(0, 0, 0), acc(0, 0, 0)};
+  f.image->accesses = {player_access(0, 0, 0), player_access(0, 0, 0), player_access(0, 0, 0), player_access(0, 0, 0)};
   f.build();
   f.slot(0, TP_SLOT_MAPPED, 0x1000);
   f.start(0, TP_MODE_ASAP);
@@ -288,7 +278,7 @@ TEST(TracePlayerCore, CompletionOutOfOrderMovesTheLowWaterMarkInOrder) {
 
 TEST(TracePlayerCore, ProgrammingWhileRunningIsIgnoredAndCounted) {
   Fixture f;
-  f.image->accesses = {acc(0, 0, 0)};
+  f.image->accesses = {player_access(0, 0, 0)};
   f.build();
   EXPECT_EQ(f.wr(TP_REG_MODE, 9).started, false);  // not a mode
   EXPECT_EQ(f.rd(TP_REG_MODE), TP_MODE_TIMED);
@@ -305,7 +295,7 @@ TEST(TracePlayerCore, ProgrammingWhileRunningIsIgnoredAndCounted) {
 
 TEST(TracePlayerCore, ZeroTimeScaleRunsEverythingAtStart) {
   Fixture f;
-  f.image->accesses = {acc(0, 0, 0), acc(1'000'000'000, 0, 0)};
+  f.image->accesses = {player_access(0, 0, 0), player_access(1'000'000'000, 0, 0)};
   f.build();
   f.slot(0, TP_SLOT_MAPPED, 0x1000);
   f.start(7, TP_MODE_TIMED, 0);
@@ -315,7 +305,7 @@ TEST(TracePlayerCore, ZeroTimeScaleRunsEverythingAtStart) {
 
 TEST(TracePlayerCore, HugeTimesSaturate) {
   Fixture f;
-  f.image->accesses = {acc(~0ull / 2, 0, 0)};
+  f.image->accesses = {player_access(~0ull / 2, 0, 0)};
   f.build();
   f.start(1000, TP_MODE_TIMED, 1000);
   const D d = f.core->next(1000);

@@ -18,6 +18,7 @@
 #include "common/stream_id_extension.h"
 #include "common/tlm_time.h"
 #include "trace_player/trace_player.h"
+#include "trace_player_support.h"
 
 namespace smmu_vp {
 namespace {
@@ -70,16 +71,6 @@ struct Host : test::BenchHost<Host> {
   double now_ns() const { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
 };
 
-PlayerAccess acc(uint64_t t, uint32_t slot, uint64_t offset, uint64_t size, bool write, uint32_t sid) {
-  PlayerAccess a;
-  a.time_ns = t;
-  a.sid = sid;
-  a.slot = slot;
-  a.offset = offset;
-  a.size = size;
-  a.write = write;
-  return a;
-}
 
 struct Bench {
   std::vector<uint8_t> dram = std::vector<uint8_t>(kDramSize, 0);
@@ -142,8 +133,8 @@ TEST(TracePlayerModel, LoadCopiesTheImageAndReportsIt) {
 
 TEST(TracePlayerModel, AsapIssuesEachAccessWithItsStreamIdAddressAndSize) {
   Bench b;
-  b.image->accesses = {acc(0, 0, 0x40, 64, false, 7), acc(5'000, 1, 0x100, 8192, true, 9),
-                       acc(9'000, 0, 0, 4, true, 7)};
+  b.image->accesses = {player_access(0, 0, 0x40, 64, false, 7), player_access(5'000, 1, 0x100, 8192, true, 9),
+                       player_access(9'000, 0, 0, 4, true, 7)};
   b.build();
   b.slot(0, TP_SLOT_MAPPED, 0x10000);
   b.slot(1, TP_SLOT_MAPPED, 0x40000);
@@ -192,7 +183,7 @@ TEST(TracePlayerModel, AsapIssuesEachAccessWithItsStreamIdAddressAndSize) {
 TEST(TracePlayerModel, TimedModeIssuesAtTheScaledTraceTimes) {
   Bench b;
   b.cfg.channels = 1;
-  b.image->accesses = {acc(0, 0, 0, 8, false, 1), acc(1'000, 0, 8, 8, false, 1), acc(3'000, 0, 16, 8, false, 1)};
+  b.image->accesses = {player_access(0, 0, 0, 8, false, 1), player_access(1'000, 0, 8, 8, false, 1), player_access(3'000, 0, 16, 8, false, 1)};
   b.build();
   b.slot(0, TP_SLOT_MAPPED, 0x2000);
   double started = 0;
@@ -213,7 +204,7 @@ TEST(TracePlayerModel, TimedModeIssuesAtTheScaledTraceTimes) {
 TEST(TracePlayerModel, OneChannelWaitsForTheEarlierAccessToComplete) {
   Bench b;
   b.cfg.channels = 1;
-  b.image->accesses = {acc(0, 0, 0, 8, false, 1), acc(0, 0, 8, 8, false, 1)};
+  b.image->accesses = {player_access(0, 0, 0, 8, false, 1), player_access(0, 0, 8, 8, false, 1)};
   b.build();
   b.slot(0, TP_SLOT_MAPPED, 0x2000);
   b.host.body = [&](Host& h) { Bench::start(h, TP_MODE_ASAP); };
@@ -224,7 +215,7 @@ TEST(TracePlayerModel, OneChannelWaitsForTheEarlierAccessToComplete) {
 
 TEST(TracePlayerModel, PendingSlotWaitsForTheDoorbell) {
   Bench b;
-  b.image->accesses = {acc(0, 0, 0x10, 32, true, 4), acc(0, 1, 0, 32, false, 4)};
+  b.image->accesses = {player_access(0, 0, 0x10, 32, true, 4), player_access(0, 1, 0, 32, false, 4)};
   b.build();
   b.slot(1, TP_SLOT_MAPPED, 0x9000);  // ready, but behind access 0 in trace order
   double rang = 0;
@@ -255,7 +246,7 @@ TEST(TracePlayerModel, AccessesDoneIsInOrderWhenCompletionIsNot) {
   b.cfg.channels = 2;
   b.target.slow_lo = 0x5000;
   b.target.slow_hi = 0x6000;  // access 0 takes 10 us, access 1 100 ns
-  b.image->accesses = {acc(0, 0, 0, 8, false, 1), acc(0, 1, 0, 8, false, 1)};
+  b.image->accesses = {player_access(0, 0, 0, 8, false, 1), player_access(0, 1, 0, 8, false, 1)};
   b.build();
   b.slot(0, TP_SLOT_MAPPED, 0x5000);
   b.slot(1, TP_SLOT_MAPPED, 0x7000);
@@ -280,9 +271,9 @@ TEST(TracePlayerModel, ErrorsAndSkipsAreCounted) {
   Bench b;
   b.target.fault_lo = 0x6000;
   b.target.fault_hi = 0x7000;
-  b.image->accesses = {acc(0, 0, 0, 8192, true, 1),  // aborts at its first burst
-                       acc(0, 1, 0, 8, false, 1),     // FAILED slot
-                       acc(0, TP_NO_SLOT, 0, 8, false, 1), acc(0, 2, 0, 8, false, 1)};
+  b.image->accesses = {player_access(0, 0, 0, 8192, true, 1),  // aborts at its first burst
+                       player_access(0, 1, 0, 8, false, 1),     // FAILED slot
+                       player_access(0, TP_NO_SLOT, 0, 8, false, 1), player_access(0, 2, 0, 8, false, 1)};
   b.image->unmatched = 2;
   b.image->overlapping = 1;
   b.image->accesses_unmapped = 1;
