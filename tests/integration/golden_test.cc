@@ -1,0 +1,84 @@
+// Golden results: every shipped scenario's base run must give the stats.json
+// (outside the wall-clock section) kept in tests/golden/. A speed or
+// refactoring change must leave them as they are; a change meant to move a
+// simulated value regenerates them with scripts/update-golden.sh and says in
+// its commit which values moved and why.
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.h"
+
+using namespace cli_test;
+
+namespace {
+
+const fs::path kGolden = fs::path(SMMU_VP_SOURCE_DIR) / "tests" / "golden";
+
+std::vector<std::string> golden_scenarios() {
+  std::vector<std::string> v;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(kGolden, ec))
+    if (e.path().extension() == ".json") v.push_back(e.path().stem().string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// Paths where `got` differs from `want` ("/smmu/tlb/hits: 12 -> 13"), at most `max`.
+void diff(const nlohmann::json& want, const nlohmann::json& got, const std::string& path,
+          std::vector<std::string>& out, size_t max) {
+  if (out.size() >= max) return;
+  if (want.is_object() && got.is_object()) {
+    for (auto it = want.begin(); it != want.end(); ++it) {
+      if (!got.contains(it.key())) out.push_back(path + "/" + it.key() + ": gone");
+      else diff(it.value(), got.at(it.key()), path + "/" + it.key(), out, max);
+    }
+    for (auto it = got.begin(); it != got.end(); ++it)
+      if (!want.contains(it.key())) out.push_back(path + "/" + it.key() + ": new");
+    return;
+  }
+  if (want != got) out.push_back(path + ": " + want.dump() + " -> " + got.dump());
+}
+
+class Golden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Golden, SimulatedResultsAreUnchanged) {
+#ifdef SMMU_VP_SANITIZED
+  // ASan's redzones move sw/'s statics, and the cores' cache-line model keys
+  // on their addresses: a sanitized build simulates slightly differently.
+  GTEST_SKIP() << "golden results are those of the normal build";
+#endif
+  const std::string name = GetParam();
+  const fs::path out = temp_dir("golden-" + name);
+  const Cmd r = sh("run " + kScenarios + name + ".json --quiet --out " + out.string());
+  ASSERT_TRUE(fs::exists(out / "stats.json")) << r.out;
+  nlohmann::json got = read_json(out / "stats.json");
+  got.erase("wallclock");
+  const nlohmann::json want = read_json(kGolden / (name + ".json"));
+  std::vector<std::string> diffs;
+  diff(want, got, "", diffs, 20);
+  std::string list;
+  for (const auto& d : diffs) list += "  " + d + "\n";
+  EXPECT_TRUE(diffs.empty()) << name << ": simulated results moved (first " << diffs.size() << "):\n"
+                             << list << "If the change means to move them: scripts/update-golden.sh build " << name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, Golden, ::testing::ValuesIn(golden_scenarios()),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+TEST(GoldenSet, EveryShippedScenarioWithAppsHasGoldenResults) {
+  const auto have = golden_scenarios();
+  for (const auto& e : fs::directory_iterator(fs::path(SMMU_VP_SOURCE_DIR) / "platform" / "scenarios")) {
+    const nlohmann::json s = read_json(e.path());
+    if (!s.contains("scenario") || !s["scenario"].contains("apps")) continue;
+    const std::string name = e.path().stem().string();
+    EXPECT_TRUE(std::find(have.begin(), have.end(), name) != have.end())
+        << name << " has no tests/golden/" << name << ".json: scripts/update-golden.sh build " << name;
+  }
+}
+
+}  // namespace
