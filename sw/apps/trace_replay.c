@@ -163,6 +163,10 @@ static int set_up(void) {
   }
   if (load_image() != 0) return -1;
   rp.pool_pages = (hal_param("pool_mb") << 20) >> 12;
+  if (!rp.pool_pages) {
+    hal_log(HAL_LOG_ERROR, "trace_replay: pool_mb must be at least 1");
+    return -1;
+  }
   if (!hal_dma_alloc((size_t)(rp.pool_pages << 12), 1u << 21, &rp.pool_pa)) {
     hal_log(HAL_LOG_ERROR, "trace_replay: no DMA memory for a %llu MiB buffer pool (pool_mb)",
             (unsigned long long)hal_param("pool_mb"));

@@ -293,3 +293,17 @@ TEST(CliTrace, BadTraceArgumentsExitTwo) {
   EXPECT_EQ(malformed.exit_code, 2) << malformed.out;
   EXPECT_NE(malformed.out.find("bad.trace:2"), std::string::npos) << malformed.out;
 }
+
+TEST(CliTrace, ReplayParametersAreChecked) {
+  const fs::path d = temp_dir("trace-params");
+  const std::string trace = std::string(SMMU_VP_SOURCE_DIR) + "/traces/samples/nvme_fio_4k.trace.gz";
+  const Cmd timing = sh("run " + replay_scenario(d, trace, "[0]", R"("timing": 2)") + " --quiet --out " + (d / "o").string());
+  EXPECT_EQ(timing.exit_code, 2) << timing.out;
+  EXPECT_NE(timing.out.find("timing"), std::string::npos) << timing.out;
+  const Cmd named = sh("run " + replay_scenario(d, trace, "[0]", R"("timing": "asap", "placement": "one_core")") +
+                       " --quiet --out " + (d / "o").string());
+  EXPECT_EQ(named.exit_code, 0) << named.out;
+  const Cmd pool = sh("run " + replay_scenario(d, trace, "[0]", R"("pool_mb": 0)") + " --quiet --out " + (d / "o").string());
+  EXPECT_EQ(pool.exit_code, 3) << pool.out;
+  EXPECT_NE(pool.out.find("pool_mb must be at least 1"), std::string::npos) << pool.out;
+}
