@@ -10,41 +10,60 @@ Resource::Resource(std::string name, unsigned slots) : name_(std::move(name)) {
   busy_.resize(slots);
 }
 
+namespace {
+
+// The first interval starting after t.
+template <class It>
+It first_after(It begin, It end, Ps t) {
+  return std::upper_bound(begin, end, t, [](Ps v, const auto& iv) { return v < iv.start; });
+}
+
+}  // namespace
+
 Ps Resource::first_fit(const Intervals& busy, Ps arrival, Ps duration) {
+  // Common case: free from arrival on (everything ends by then).
+  if (busy.empty() || busy.back().end <= arrival) return arrival;
   Ps t = arrival;
   // Start from the interval that might cover `arrival`.
-  auto it = busy.upper_bound(t);
-  if (it != busy.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second > t) t = prev->second;
-  }
+  auto it = first_after(busy.begin(), busy.end(), t);
+  if (it != busy.begin() && std::prev(it)->end > t) t = std::prev(it)->end;
   for (; it != busy.end(); ++it) {
-    if (it->first >= t + duration) break;  // the gap before this interval fits
-    t = std::max(t, it->second);
+    if (it->start >= t + duration) break;  // the gap before this interval fits
+    t = std::max(t, it->end);
   }
   return t;
 }
 
 void Resource::insert(Intervals& busy, Ps start, Ps end) {
   if (start == end) return;
-  auto next = busy.lower_bound(start);
-  if (next != busy.end() && next->first == end) {
-    end = next->second;
+  // Common case: at or after the last interval (in-order arrivals).
+  if (busy.empty() || busy.back().end <= start) {
+    if (!busy.empty() && busy.back().end == start) busy.back().end = end;
+    else busy.push_back({start, end});
+    return;
+  }
+  auto next = std::lower_bound(busy.begin(), busy.end(), start,
+                               [](const Interval& iv, Ps v) { return iv.start < v; });
+  if (next != busy.end() && next->start == end) {
+    end = next->end;
     next = busy.erase(next);
   }
   if (next != busy.begin()) {
     auto prev = std::prev(next);
-    if (prev->second == start) {
-      prev->second = end;
+    if (prev->end == start) {
+      prev->end = end;
       return;
     }
   }
-  busy.emplace_hint(next, start, end);
+  busy.insert(next, {start, end});
 }
 
 Ps Resource::earliest_start(Ps arrival, Ps duration) const {
   Ps best = UINT64_MAX;
-  for (const auto& b : busy_) best = std::min(best, first_fit(b, arrival, duration));
+  for (const auto& b : busy_) {
+    best = std::min(best, first_fit(b, arrival, duration));
+    if (best == arrival) break;  // no slot can do better
+  }
   return best;
 }
 
@@ -56,6 +75,7 @@ Resource::Grant Resource::reserve(Ps arrival, Ps duration) {
     if (t < start) {
       start = t;
       slot = s;
+      if (t == arrival) break;  // the earliest possible: a later slot would only tie
     }
   }
   const Ps end = start + duration;
@@ -69,8 +89,8 @@ Resource::Grant Resource::reserve(Ps arrival, Ps duration) {
 
 void Resource::retire(Ps now) {
   for (auto& b : busy_) {
-    auto it = b.begin();
-    while (it != b.end() && it->second <= now) it = b.erase(it);
+    auto keep = std::find_if(b.begin(), b.end(), [now](const Interval& iv) { return iv.end > now; });
+    b.erase(b.begin(), keep);
   }
 }
 

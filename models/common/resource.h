@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -48,7 +47,13 @@ class Resource {
   size_t tracked_intervals() const;
 
  private:
-  using Intervals = std::map<Ps, Ps>;  // start -> end, disjoint, adjacent ones merged
+  struct Interval {
+    Ps start, end;
+  };
+  // Disjoint, sorted by start, adjacent ones merged. A flat vector: a slot
+  // holds a few intervals between retire() calls, so a search over
+  // contiguous memory beats a tree, and steady state allocates nothing.
+  using Intervals = std::vector<Interval>;
   static Ps first_fit(const Intervals& busy, Ps arrival, Ps duration);
   static void insert(Intervals& busy, Ps start, Ps end);
 
