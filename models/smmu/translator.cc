@@ -104,14 +104,27 @@ Translator::Translator(MemoryPort& mem, const SmmuFeatures& features, const Tran
 void Translator::retire(Ps now) {
   translation_slots_.retire(now);
   walker_slots_.retire(now);
-  for (auto it = done_by_arrival_.begin(); it != done_by_arrival_.end();)
-    it = it->second <= now ? done_by_arrival_.erase(it) : std::next(it);
+  done_by_arrival_.erase(std::remove_if(done_by_arrival_.begin(), done_by_arrival_.end(),
+                                        [now](const ArrivalDone& a) { return a.done <= now; }),
+                         done_by_arrival_.end());
+}
+
+void Translator::note_done(Ps arrival, Ps done) {
+  auto& v = done_by_arrival_;
+  if (v.empty() || v.back().arrival < arrival) {
+    v.push_back({arrival, done});
+    return;
+  }
+  auto it = std::lower_bound(v.begin(), v.end(), arrival,
+                             [](const ArrivalDone& a, Ps t) { return a.arrival < t; });
+  if (it != v.end() && it->arrival == arrival) it->done = std::max(it->done, done);
+  else v.insert(it, {arrival, done});
 }
 
 Ps Translator::drained_by(Ps t) const {
   Ps latest = 0;
-  for (auto it = done_by_arrival_.begin(); it != done_by_arrival_.end() && it->first <= t; ++it)
-    latest = std::max(latest, it->second);
+  for (auto it = done_by_arrival_.begin(); it != done_by_arrival_.end() && it->arrival <= t; ++it)
+    latest = std::max(latest, it->done);
   return latest;
 }
 
@@ -265,8 +278,7 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
     const Resource::Grant g = translation_slots_.reserve(start, res.done - start);
     res.done += g.start - start;
     latency_.record(res.done - req.at);
-    Ps& latest = done_by_arrival_[req.at];
-    latest = std::max(latest, res.done);
+    note_done(req.at, res.done);
     switch (res.kind) {
       case TranslationResult::Kind::kFault:
         faults_.add();

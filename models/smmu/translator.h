@@ -146,7 +146,14 @@ class Translator {
   Histogram& latency_;
   std::unique_ptr<PageTableWalker> stale_walker_;  // set by enable_stale_check
   std::map<EntryKey, Ps> last_seen_valid_;
-  std::map<Ps, Ps> done_by_arrival_;  // arrival -> latest completion of translations arriving then
+  // Latest completion of the translations arriving at each time, sorted by
+  // arrival: a flat vector (arrivals come nearly in order, and retire()
+  // keeps it short), so that a translation allocates nothing.
+  struct ArrivalDone {
+    Ps arrival, done;
+  };
+  std::vector<ArrivalDone> done_by_arrival_;
+  void note_done(Ps arrival, Ps done);
   // TLB lookups and hits by StreamID (smmu.tlb.by_sid.<sid>.*), so that a
   // study sees which device suffers the misses.
   struct SidTlbCounters {
