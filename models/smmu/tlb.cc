@@ -88,6 +88,7 @@ Tlb::Tlb(const TlbConfig& cfg, StatsRegistry* stats, const std::string& prefix)
   if (cfg.entries == 0 || cfg.ways == 0 || cfg.entries % cfg.ways != 0)
     throw std::invalid_argument("Tlb: entries must be a non-zero multiple of ways");
   sets_ = cfg.entries / cfg.ways;
+  sets_pow2_ = (sets_ & (sets_ - 1)) == 0;
   slots_.resize(cfg.entries);
   stamps_.resize(cfg.entries);
   if (stats) {
@@ -119,7 +120,7 @@ uint64_t Tlb::ctx_hash(StageKind stage, TlbRegime regime, uint16_t vmid, bool ta
   // SplitMix64 finaliser: spreads neighbouring ASIDs/VMIDs over the sets.
   key = (key ^ (key >> 30)) * 0xBF58476D1CE4E5B9ull;
   key = (key ^ (key >> 27)) * 0x94D049BB133111EBull;
-  return (key ^ (key >> 31)) % sets_;
+  return mod_sets(key ^ (key >> 31));
 }
 
 uint64_t Tlb::ctx_hash(const TlbEntry& e) const {
@@ -128,7 +129,7 @@ uint64_t Tlb::ctx_hash(const TlbEntry& e) const {
 
 unsigned Tlb::set_index(uint64_t addr, unsigned size_log2, uint64_t ctx) const {
   // ctx < sets_, so the sum cannot overflow after reducing the page number.
-  return static_cast<unsigned>(((addr >> size_log2) % sets_ + ctx) % sets_);
+  return static_cast<unsigned>(mod_sets(mod_sets(addr >> size_log2) + ctx));
 }
 
 unsigned Tlb::set_of(const TlbEntry& entry) const {
@@ -319,7 +320,7 @@ size_t Tlb::invalidate_overlapping(uint64_t lo, uint64_t hi, const TagMatch& mat
     for (uint64_t ctx : *contexts) {
       const unsigned first_set = set_index(lo, c, ctx);
       for (uint64_t p = 0; p <= pages_minus_one; ++p)
-        scan_set(static_cast<unsigned>((first_set + p) % sets_), c);
+        scan_set(static_cast<unsigned>(mod_sets(first_set + p)), c);
     }
   }
   return count_removed(n);

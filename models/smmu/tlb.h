@@ -322,6 +322,8 @@ class Tlb {
 
   TlbConfig cfg_;
   unsigned sets_;
+  bool sets_pow2_ = false;  // then x % sets_ is x & (sets_ - 1), without a division
+  uint64_t mod_sets(uint64_t x) const { return sets_pow2_ ? x & (sets_ - 1) : x % sets_; }
   std::vector<Slot> slots_;          // set-major: set s is [s*ways, (s+1)*ways)
   std::vector<WayStamps> stamps_;    // parallel to slots_
   std::array<uint32_t, 64> size_class_count_{};  // valid entries per size_log2
