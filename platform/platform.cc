@@ -153,6 +153,11 @@ RunResult Platform::run(const std::function<void(const Progress&)>& progress, do
                   (c.failure().empty() ? "returned " + std::to_string(c.exit_code()) : c.failure());
   }
   finalize_stats(end);
+  if (trace_) {
+    // Whatever ran until the end (however the run ended) shows, cut there.
+    if (smmu_) smmu_->finish_trace(end);
+    trace_->finish(end);
+  }
   return r;
 }
 

@@ -110,6 +110,7 @@ void Camera::sensor_thread() {
       }
       const uint64_t seq = f.seq;
       frames_.emplace(seq, f);
+      if (trace_) begin_frame_slice(f);
       for (uint32_t y = 0; y < core_.height(); ++y) {
         const Ps p = s + core_.line_offset(y);
         wait_until(p);
@@ -205,11 +206,27 @@ void Camera::done_thread() {
     done_.pop_front();
     core_.complete_frame(f);
     last_capture_ = std::max(last_capture_, f.start + core_.frame_offset(1));  // the end of its frame period
-    if (trace_)
-      trace_->span(basename(), "frame " + std::to_string(f.seq), f.start, f.done_at - f.start,
-                   {{"seq", f.seq}, {"id", f.buf.id}, {"status", f.status}});
+    if (trace_) end_frame_slice(f);
     raise(f.done_at);
   }
+}
+
+void Camera::begin_frame_slice(const CamFrame& f) {
+  const size_t row = static_cast<size_t>(std::find(row_busy_.begin(), row_busy_.end(), false) - row_busy_.begin());
+  if (row == row_busy_.size()) row_busy_.push_back(true);
+  else row_busy_[row] = true;
+  const std::string track = row == 0 ? std::string(basename()) : std::string(basename()) + "." + std::to_string(row);
+  frame_slices_[f.seq] = {trace_->begin(track, "frame " + std::to_string(f.seq), f.start,
+                                        {{"seq", f.seq}, {"id", f.buf.id}}),
+                          row};
+}
+
+void Camera::end_frame_slice(const CamFrame& f) {
+  auto it = frame_slices_.find(f.seq);
+  if (it == frame_slices_.end()) return;
+  trace_->end(it->second.id, f.done_at, {{"status", f.status}});
+  row_busy_[it->second.row] = false;
+  frame_slices_.erase(it);
 }
 
 void Camera::raise(Ps at) {

@@ -90,11 +90,21 @@ class Camera : public sc_core::sc_module {
   // One timed transaction through the master port, issued at `at`.
   Ps dma(tlm::tlm_generic_payload& trans, uint64_t addr, void* data, unsigned len, Ps at, bool* ok);
   void raise(Ps at);
+  void begin_frame_slice(const CamFrame& f);
+  void end_frame_slice(const CamFrame& f);
 
   CameraConfig cfg_;
   CameraCore core_;
   IrqSink* irq_;
   TraceSink* trace_;
+  // Frames' slices: a frame may start before the previous one is done, so
+  // each goes on the first row (track) with no frame in progress.
+  struct FrameSlice {
+    TraceSink::SliceId id;
+    size_t row;
+  };
+  std::map<uint64_t, FrameSlice> frame_slices_;  // by seq, frames in progress
+  std::vector<bool> row_busy_;
   StatsRegistry& stats_;
   tlm::tlm_generic_payload line_trans_, msi_trans_;  // each carries the StreamID extension
   sc_core::sc_event start_, dma_kick_, done_kick_;

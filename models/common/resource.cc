@@ -84,7 +84,7 @@ Resource::Grant Resource::reserve(Ps arrival, Ps duration) {
   busy_time_ += duration;
   waited_ += start - arrival;
   last_end_ = std::max(last_end_, end);
-  return {start, end, start - arrival};
+  return {start, end, start - arrival, static_cast<unsigned>(slot)};
 }
 
 void Resource::retire(Ps now) {

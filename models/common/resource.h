@@ -26,6 +26,7 @@ class Resource {
     Ps start;   // when the request got a slot
     Ps end;     // when it releases it
     Ps waited;  // start - arrival
+    unsigned slot;  // which slot: slots' grants never overlap
   };
 
   Resource(std::string name, unsigned slots);

@@ -51,6 +51,7 @@ void CpuCore::run() {
   if (!entry_) return;
   current_ = this;
   start_time_ = now();
+  if (cluster_.trace()) program_slice_ = cluster_.trace()->begin(track_, label_, start_time_);
   try {
     exit_code_ = entry_();
   } catch (const ProgramStopped&) {
@@ -61,7 +62,7 @@ void CpuCore::run() {
   current_ = this;
   finished_ = true;
   finish_time_ = now_ps();
-  if (cluster_.trace()) cluster_.trace()->span(track_, label_, start_time_, finish_time_ - start_time_);
+  if (cluster_.trace()) cluster_.trace()->end(program_slice_, finish_time_);
   cluster_.core_done(*this);
 }
 
@@ -104,11 +105,12 @@ void CpuCore::take_interrupts() {
     }
     irqs_taken_.add();
     const Ps t0 = now();
+    TraceSink* tr = cluster_.trace();
+    const TraceSink::SliceId slice = tr ? tr->begin(track_, "irq " + std::to_string(line), t0, {{"line", line}}) : 0;
     irq_masked_ = true;
     (*h)(static_cast<unsigned>(line));
     irq_masked_ = false;
-    if (cluster_.trace())
-      cluster_.trace()->span(track_, "irq " + std::to_string(line), t0, now() - t0, {{"line", line}});
+    if (tr) tr->end(slice, now());
   }
 }
 
@@ -171,6 +173,8 @@ void CpuCore::wfe() {
   const Ps t0 = now();
   asleep_ = true;
   sleep_start_ = t0;
+  TraceSink* tr = cluster_.trace();
+  const TraceSink::SliceId slice = tr ? tr->begin(track_, "wfe", t0) : 0;
   const double stream_ns = cluster_.config().event_stream_ns;
   sc_core::sc_event_or_list wake = cluster_.sev_event() | cluster_.intc().wake_event(id_);
   if (stream_ns > 0.0) {
@@ -186,7 +190,7 @@ void CpuCore::wfe() {
   event_register_ = false;
   const Ps slept = now() - t0;
   wfe_sleep_ps_.add(slept);
-  if (cluster_.trace() && slept) cluster_.trace()->span(track_, "wfe", t0, slept);
+  end_sleep_slice(slice, t0, t0 + slept);
   if (!irq_masked_) take_interrupts();
 }
 
@@ -195,6 +199,8 @@ void CpuCore::wfi() {
   const Ps t0 = now();
   asleep_ = true;
   sleep_start_ = t0;
+  TraceSink* tr = cluster_.trace();
+  const TraceSink::SliceId slice = tr ? tr->begin(track_, "wfi", t0) : 0;
   InterruptControllerCore& ic = cluster_.intc().core();
   for (;;) {
     const Ps pending = ic.next_pending(id_);
@@ -207,8 +213,16 @@ void CpuCore::wfi() {
   asleep_ = false;
   const Ps slept = now() - t0;
   wfi_sleep_ps_.add(slept);
-  if (cluster_.trace() && slept) cluster_.trace()->span(track_, "wfi", t0, slept);
+  end_sleep_slice(slice, t0, t0 + slept);
   if (!irq_masked_) take_interrupts();
+}
+
+// A sleep that lasted no time (the event or interrupt was there) is not shown.
+void CpuCore::end_sleep_slice(TraceSink::SliceId slice, Ps from, Ps to) {
+  TraceSink* tr = cluster_.trace();
+  if (!tr) return;
+  if (to > from) tr->end(slice, to);
+  else tr->discard(slice);
 }
 
 void CpuCore::sev() {

@@ -118,6 +118,7 @@ class CpuCore : public sc_core::sc_module {
  private:
   void run();
   void take_interrupts();
+  void end_sleep_slice(TraceSink::SliceId slice, Ps from, Ps to);
   void after_wait() { current_ = this; }
 
   static CpuCore* current_;
@@ -140,6 +141,7 @@ class CpuCore : public sc_core::sc_module {
   Ps finish_time_ = 0;
   bool asleep_ = false;  // in WFE/WFI since sleep_start_
   Ps sleep_start_ = 0;
+  TraceSink::SliceId program_slice_ = 0;  // the program's slice, open until it returns
 
   Counter& mmio_accesses_;
   Counter& dram_accesses_;

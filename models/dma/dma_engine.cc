@@ -93,6 +93,10 @@ void DmaEngine::channel_thread(unsigned ch) {
     *ext = StreamIdExtension(job.sid, job.ssid & DMA_SSID_MASK, (job.ssid & DMA_SSID_SSV) != 0);
     const Ps t_go = now_ps();
     first_go_ = std::min(first_go_, t_go);
+    const TraceSink::SliceId slice =
+        trace_ ? trace_->begin(std::string(basename()) + ".ch" + std::to_string(ch), "transfer", t_go,
+                               {{"src", job.src}, {"dst", job.dst}, {"sid", job.sid}})
+               : 0;
     const Ps start = t_go + ns_to_ps(cfg_.setup_ns);
     std::fill(slot_free.begin(), slot_free.end(), start);
     Ps done = start;
@@ -124,9 +128,7 @@ void DmaEngine::channel_thread(unsigned ch) {
     if (err != DMA_ERR_NONE) ch_[ch].errors->add();
     transfer_latency_.record(t_done - t_go);
     last_done_ = std::max(last_done_, t_done);
-    if (trace_)
-      trace_->span(std::string(basename()) + ".ch" + std::to_string(ch), err ? "transfer (error)" : "transfer",
-                   t_go, t_done - t_go, {{"bytes", moved}, {"src", job.src}, {"dst", job.dst}, {"sid", job.sid}});
+    if (trace_) trace_->end(slice, t_done, {{"bytes", moved}}, err ? "transfer (error)" : "");
     signal_completion(ch);
   }
 }

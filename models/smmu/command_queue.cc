@@ -79,6 +79,11 @@ void CommandQueueConsumer::stop_with_error(uint32_t cerror, const char* why) {
 // its completion is signalled as CS says.
 void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
   const Ps now = now_ps();
+  // The slice shows the SYNC executing (its wait for what it orders); its
+  // time in the queue before that is an arg, since SYNCs published before
+  // the previous one completed would otherwise overlap it on the track.
+  const TraceSink::SliceId slice =
+      trace_ ? trace_->begin(track_ + ".sync", "CMD_SYNC", now, {{"queued_ps", now - issued}}) : 0;
   Ps done = std::max(now, last_completion_);
   if (hooks_.translations_drained) done = std::max(done, hooks_.translations_drained(now));
   done += ns_to_ps(timing_.sync_ns);
@@ -105,7 +110,20 @@ void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
       break;
     default: break;
   }
-  if (trace_) trace_->span(track_, "CMD_SYNC", issued, done - issued);
+  if (trace_) trace_->end(slice, done);
+}
+
+void CommandQueueConsumer::close_lane_slices(Ps upto) {
+  auto done = [&](const LaneSlice& l) {
+    if (l.end > upto) return false;
+    trace_->end(l.id, l.end);
+    return true;
+  };
+  lane_slices_.erase(std::remove_if(lane_slices_.begin(), lane_slices_.end(), done), lane_slices_.end());
+}
+
+void CommandQueueConsumer::finish_trace(Ps end) {
+  if (trace_) close_lane_slices(end);
 }
 
 void CommandQueueConsumer::consume() {
@@ -115,6 +133,7 @@ void CommandQueueConsumer::consume() {
     if (queue_empty(prod, cons)) return;
     if (issued_at_.size() != cons.entries()) issued_at_.assign(cons.entries(), now_ps());
     lanes_.retire(now_ps());
+    close_lane_slices(now_ps());
 
     // One read of as many commands as are there, up to the batch, without
     // wrapping within a read.
@@ -154,7 +173,13 @@ void CommandQueueConsumer::consume() {
       }
       sc_core::wait(ps_to_sc(g.start - now_ps()));
       regs_.set_cons(at.advanced().value());
-      if (trace_) trace_->span(track_, opcode_name(d.command.opcode), g.start, g.end - g.start);
+      if (trace_) {
+        // Open until the lane is done with it: a run may end before.
+        if (lane_tracks_.size() <= g.slot) lane_tracks_.resize(g.slot + 1);
+        std::string& track = lane_tracks_[g.slot];
+        if (track.empty()) track = track_ + ".lane" + std::to_string(g.slot);
+        lane_slices_.push_back({trace_->begin(track, opcode_name(d.command.opcode), g.start), g.end});
+      }
     }
   }
 }

@@ -81,6 +81,9 @@ class CommandQueueConsumer : public sc_core::sc_module {
   // acknowledged error, the queue being enabled.
   void prod_written(uint32_t old_prod, uint32_t new_prod);
   void wake() { kick_.notify(sc_core::SC_ZERO_TIME); }
+  // The run ended at `end`: closes the trace slices of commands whose lane
+  // was done with them by then (later ones stay open, for TraceSink::finish).
+  void finish_trace(Ps end);
 
  private:
   void run();
@@ -89,6 +92,7 @@ class CommandQueueConsumer : public sc_core::sc_module {
   Ps cost_of(const ExecResult& r) const;
   void complete_sync(const Command& sync, Ps issued);
   void stop_with_error(uint32_t cerror, const char* why);
+  void close_lane_slices(Ps upto);
 
   CommandQueueRegs& regs_;
   MemoryPort& mem_;
@@ -98,6 +102,15 @@ class CommandQueueConsumer : public sc_core::sc_module {
   Hooks hooks_;
   TraceSink* trace_;
   std::string track_;
+  // Trace: one track per execution lane (a lane runs one command at a time,
+  // so its slices never overlap); a command's slice is open from its start
+  // on the lane until the consumer next runs at or after its end.
+  struct LaneSlice {
+    TraceSink::SliceId id;
+    Ps end;
+  };
+  std::vector<std::string> lane_tracks_;
+  std::vector<LaneSlice> lane_slices_;
   sc_core::sc_event kick_;
   Resource& lanes_;
   Ps last_completion_ = 0;

@@ -344,4 +344,9 @@ void Smmu::signal_irq(const IrqConfig& msi, unsigned wired_line, uint32_t msi_ab
   irq_->raise_line(wired_line, ps_to_sc(at > now ? at - now : 0));
 }
 
+void Smmu::finish_trace(Ps end) {
+  cmdq_->finish_trace(end);
+  for (auto& c : ecmdq_consumers_) c->finish_trace(end);
+}
+
 }  // namespace smmu_vp::smmu

@@ -77,6 +77,9 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
   void set_event_sender(std::function<void()> send_event) { send_event_ = std::move(send_event); }
   // nullptr: none (the default).
   void set_observer(SmmuObserver* observer) { observer_ = observer; }
+  // The run ended at `end`: the command queues close the trace slices of
+  // commands done by then (CommandQueueConsumer::finish_trace).
+  void finish_trace(Ps end);
 
  private:
   class DownstreamPort;

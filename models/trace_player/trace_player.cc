@@ -117,6 +117,7 @@ void TracePlayer::worker_thread(unsigned wi) {
       case TracePlayerCore::Decision::kIssue: {
         const Ps t0 = now_ps();
         first_issue_ = std::min(first_issue_, t0);
+        if (trace_ && !replay_slice_) replay_slice_ = trace_->begin(basename(), "replay", first_issue_);
         Ps done = t0;
         const bool ok = play(w, d.index, d.addr, &done);
         if (done > now_ps()) sc_core::wait(ps_to_sc(done - now_ps()));
@@ -125,8 +126,8 @@ void TracePlayer::worker_thread(unsigned wi) {
         latency_.record(done - t0);
         last_done_ = std::max(last_done_, done);
         if (trace_ && core_.done())
-          trace_->span(basename(), "replay", first_issue_, last_done_ - first_issue_,
-                       {{"accesses", core_.access_count()}, {"errors", core_.access_errors()}});
+          trace_->end(replay_slice_, last_done_,
+                      {{"accesses", core_.access_count()}, {"errors", core_.access_errors()}});
         break;
       }
     }

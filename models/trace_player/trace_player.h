@@ -64,6 +64,7 @@ class TracePlayer : public sc_core::sc_module {
   std::vector<Worker> workers_;
   sc_core::sc_event start_, doorbell_, done_;
   Ps first_issue_ = UINT64_MAX, last_done_ = 0;
+  TraceSink::SliceId replay_slice_ = 0;  // open from the first issue to the last completion
 
   Counter& accesses_;
   Counter& bytes_;

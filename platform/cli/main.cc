@@ -162,6 +162,7 @@ int run(const RunArgs& a) {
 
   std::unique_ptr<smmu_vp::TraceWriter> trace;
   if (a.trace) trace = std::make_unique<smmu_vp::TraceWriter>((out / "trace.json").string());
+  else std::filesystem::remove(out / "trace.json", ec);  // an earlier run's timeline would not be this run's
 
   std::unique_ptr<smmu_vp::Platform> built;
   try {

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -164,6 +165,89 @@ TEST_F(TraceWriterTest, CloseIsIdempotentAndLaterEventsAreDropped) {
   const json ev = events();  // still valid JSON
   ASSERT_EQ(ev.size(), 3u);
   EXPECT_EQ(ev[2]["name"], "before");
+}
+
+// An open slice is written when it closes, as one complete event with the
+// args of both ends; end() may rename it (a transfer that failed).
+TEST_F(TraceWriterTest, BeginEndWritesOneCompleteEvent) {
+  TraceWriter w(path_);
+  const TraceSink::SliceId a = w.begin("dma0.ch0", "transfer", 1000000, {{"src", 7}});
+  const TraceSink::SliceId b = w.begin("dma0.ch1", "transfer", 2000000, {});
+  EXPECT_NE(a, 0u);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(w.open_slices(), 2u);
+  w.end(b, 2500000, {}, "transfer (error)");
+  w.end(a, 4000000, {{"bytes", 64}}, "");
+  w.end(a, 9000000, {}, "");  // closed already: ignored
+  EXPECT_EQ(w.open_slices(), 0u);
+  w.finish(10000000);  // nothing open: writes nothing
+  w.close();
+  const json ev = events();
+  ASSERT_EQ(ev.size(), 5u);  // process, two thread names (given at begin), two slices
+  EXPECT_EQ(ev[1]["args"]["name"], "dma0.ch0");
+  EXPECT_EQ(ev[2]["args"]["name"], "dma0.ch1");
+  EXPECT_EQ(ev[3]["ph"], "X");
+  EXPECT_EQ(ev[3]["tid"], 2);
+  EXPECT_EQ(ev[3]["name"], "transfer (error)");
+  EXPECT_DOUBLE_EQ(ev[3]["dur"].get<double>(), 0.5);
+  EXPECT_EQ(ev[4]["tid"], 1);
+  EXPECT_EQ(ev[4]["name"], "transfer");
+  EXPECT_DOUBLE_EQ(ev[4]["ts"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(ev[4]["dur"].get<double>(), 3.0);
+  EXPECT_EQ(ev[4]["args"]["src"], 7);
+  EXPECT_EQ(ev[4]["args"]["bytes"], 64);
+  EXPECT_FALSE(ev[4]["args"].contains("unfinished"));
+}
+
+TEST_F(TraceWriterTest, DiscardedSliceIsNotWritten) {
+  TraceWriter w(path_);
+  const TraceSink::SliceId a = w.begin("cpu0", "wfe", 5, {});
+  w.discard(a);
+  w.end(a, 10, {}, "");
+  w.finish(100);
+  w.close();
+  for (const auto& e : events()) EXPECT_NE(e["ph"], "X") << e.dump();
+}
+
+// finish() closes what is open at the run's end, in begin order, marked
+// unfinished; a slice that began after the end gets no length.
+TEST_F(TraceWriterTest, FinishClosesOpenSlicesAtTheEnd) {
+  TraceWriter w(path_);
+  w.begin("cpu0", "net_rx", 0, {});
+  w.begin("cpu0", "wfe", 3000000, {});
+  w.begin("cpu1", "late", 60000000, {});
+  w.finish(50000000);
+  EXPECT_EQ(w.open_slices(), 0u);
+  w.finish(70000000);  // nothing left to close
+  w.close();
+  std::vector<json> x;
+  for (const auto& e : events())
+    if (e["ph"] == "X") x.push_back(e);
+  ASSERT_EQ(x.size(), 3u);
+  EXPECT_EQ(x[0]["name"], "net_rx");
+  EXPECT_DOUBLE_EQ(x[0]["dur"].get<double>(), 50.0);
+  EXPECT_EQ(x[1]["name"], "wfe");
+  EXPECT_DOUBLE_EQ(x[1]["ts"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(x[1]["dur"].get<double>(), 47.0);
+  EXPECT_EQ(x[2]["name"], "late");
+  EXPECT_DOUBLE_EQ(x[2]["dur"].get<double>(), 0.0);
+  for (const auto& e : x) EXPECT_EQ(e["args"]["unfinished"], 1);
+}
+
+// A core's own time may be ahead of the run's end: an open slice then
+// reaches the end of what was written inside it, so the two still nest.
+TEST_F(TraceWriterTest, FinishEnclosesSlicesEndingAfterTheEnd) {
+  TraceWriter w(path_);
+  w.begin("cpu0", "app", 0, {});
+  w.span("cpu0", "irq 40", 900, 200, {});  // ends at 1100
+  w.span("cpu1", "other", 0, 5000, {});    // another track: no effect
+  w.finish(1000);
+  w.close();
+  for (const auto& e : events()) {
+    if (e["ph"] == "X" && e["name"] == "app") {
+      EXPECT_DOUBLE_EQ(e["dur"].get<double>(), 0.0011);
+    }
+  }
 }
 
 TEST(TraceWriter, UncreatableFileThrows) {
