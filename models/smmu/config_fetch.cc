@@ -107,7 +107,7 @@ FetchResult ConfigFetcher::fetch_cd(const DecodedSte& ste, bool ssv, uint32_t ss
   CdWords w{};
   if (!read_block(cd_pa, w.data(), 8, &t)) return fail(EventId::kCdFetch, "abort reading the CD", cd_pa);
   if (raw) *raw = w;
-  const DecodeResult d = decode_cd(w, caps_, cd);
+  const DecodeResult d = decode_cd(w, caps_, cd, ste.s1_stall_disable);
   if (!d.ok()) return fail(d.error, d.why);
   r.done = t;
   return r;

@@ -50,6 +50,12 @@ unsigned decode_pa_bits(unsigned enc) {
   return enc < 7 ? kBits[enc] : 0;
 }
 
+unsigned decode_ps_field(unsigned enc, unsigned arch_minor) {
+  if (enc >= 6 && arch_minor == 0) return 48;  // 0b110, 0b111 behave as 0b101
+  if (enc == 7) return 52;                     // 0b111 behaves as 0b110
+  return decode_pa_bits(enc);
+}
+
 unsigned encode_pa_bits(unsigned bits) {
   static const unsigned kBits[] = {32, 36, 40, 42, 44, 48, 52};
   for (unsigned i = 0; i < 7; ++i)
@@ -77,51 +83,110 @@ constexpr unsigned kMaxT0sz = 39;
 
 }  // namespace
 
-// IHI 0070 5.2: field positions of the STE.
+// IHI 0070 5.2: field positions of the STE; 5.2.2 (SteIllegal): which STEs
+// are ILLEGAL. Only the Non-secure stream table exists here, and ATS, D128,
+// DPT, MPAM, PBHA and the stage-2 permission extensions are not implemented,
+// so their checks never apply (EATS, S2S2PIE/S2POE/S2HWU*, VMSPtr are
+// IGNORED or RES0 for this SMMU).
 DecodeResult decode_ste(const SteWords& w, const SmmuCaps& caps, DecodedSte* out) {
   DecodedSte s;
   if (!bits(w, 0, 0)) return bad(EventId::kBadSte, "STE.V is 0");
   s.config = static_cast<uint8_t>(bits(w, 3, 1));
-  switch (s.config) {
-    case ste::kAbort: case ste::kBypass: case ste::kS1Trans: case ste::kS2Trans: case ste::kNested: break;
-    default: return bad(EventId::kBadSte, "STE.Config " + std::to_string(s.config) + " is reserved");
+  // IHI 0070 5.2 (Config): 0b001..0b011 are Reserved and behave as 0b000:
+  // abort, no event. Nothing else of the STE is looked at.
+  if ((s.config & 0b100) == 0) {
+    s.config = ste::kAbort;
+    *out = s;
+    return {};
   }
   if (s.stage1() && !caps.s1) return bad(EventId::kBadSte, "stage 1 requested but IDR0.S1P is 0");
   if (s.stage2() && !caps.s2) return bad(EventId::kBadSte, "stage 2 requested but IDR0.S2P is 0");
+  if (s.config == ste::kBypass) {
+    *out = s;
+    return {};
+  }
+
+  // IHI 0070 5.2 (STRW): used only with stage 1 alone and IDR0.Hyp (RES0
+  // without Hyp, IGNORED with stage 2); then 0bx1 is Reserved, ILLEGAL.
+  const bool strw_used = caps.s1 && caps.hyp && s.config == ste::kS1Trans;
+  if (strw_used) {
+    s.strw = static_cast<unsigned>(bits(w, 95, 94));
+    if (s.strw & 1) return bad(EventId::kBadSte, "STE.STRW " + std::to_string(s.strw) + " is reserved (ILLEGAL)");
+  }
 
   if (s.stage1()) {
-    s.s1fmt = static_cast<uint8_t>(bits(w, 5, 4));
-    s.s1_context_ptr = bits(w, 51, 6) << 6;
-    s.s1_cdmax = static_cast<unsigned>(bits(w, 63, 59));
-    s.s1dss = static_cast<uint8_t>(bits(w, 65, 64));
-    s.s1_stall_disable = bits(w, 91, 91);
-    s.strw = static_cast<unsigned>(bits(w, 95, 94));
-    if (s.s1fmt > ste::k2Level64K) return bad(EventId::kBadSte, "STE.S1Fmt 3 is reserved");
-    if (s.s1fmt != ste::kLinear && !caps.cd2l) return bad(EventId::kBadSte, "two-level CD table but IDR0.CD2L is 0");
+    // IHI 0070 5.2 (S1CDMax): IGNORED when IDR1.SSIDSIZE is 0; otherwise
+    // 0..SSIDSIZE, other values ILLEGAL.
+    if (caps.ssid_bits != 0) s.s1_cdmax = static_cast<unsigned>(bits(w, 63, 59));
     if (s.s1_cdmax > caps.ssid_bits)
       return bad(EventId::kBadSte, "STE.S1CDMax " + std::to_string(s.s1_cdmax) + " exceeds IDR1.SSIDSIZE");
-    if (s.s1_cdmax != 0 && s.s1dss > ste::kSubstream0) return bad(EventId::kBadSte, "STE.S1DSS 3 is reserved");
+    // IHI 0070 5.2 (S1Fmt, S1DSS): IGNORED without substreams (S1CDMax 0).
+    if (s.s1_cdmax != 0) {
+      s.s1fmt = static_cast<uint8_t>(bits(w, 5, 4));
+      // S1Fmt 0b11 is Reserved and behaves as 0b00 (linear).
+      if (s.s1fmt == 3) s.s1fmt = ste::kLinear;
+      // With substreams, a 2-level CD table without IDR0.CD2L is ILLEGAL.
+      if (s.s1fmt != ste::kLinear && !caps.cd2l)
+        return bad(EventId::kBadSte, "two-level CD table but IDR0.CD2L is 0");
+      s.s1dss = static_cast<uint8_t>(bits(w, 65, 64));
+      // S1DSS 0b11 is Reserved and behaves as 0b00 (terminate).
+      if (s.s1dss == 3) s.s1dss = ste::kTerminate;
+    }
+    s.s1_context_ptr = bits(w, 51, 6) << 6;
+    s.s1_stall_disable = bits(w, 91, 91);
+    // IHI 0070 5.2 (S1STALLD): with stage 1 and IDR0.STALL_MODEL != 0b00, 1
+    // is ILLEGAL (stalls are not supported, or not configurable).
+    if (s.s1_stall_disable && caps.stall_model != 0b00)
+      return bad(EventId::kBadSte, "STE.S1STALLD is 1 but IDR0.STALL_MODEL is not 0b00");
+    // IHI 0070 5.2 (S1ContextPtr): a PA within the OAS, or with stage 2 an
+    // IPA within the IAS (= OAS: no AArch32 tables, 3.4).
     if (caps.oas_bits < 64 && (s.s1_context_ptr >> caps.oas_bits) != 0)
       return bad(EventId::kBadSte, "STE.S1ContextPtr beyond the output address size");
   }
-  if (s.stage2()) {
+
+  // IHI 0070 5.2 (S2VMID): a Non-secure STE's translations are tagged with
+  // S2VMID when stage 2 is implemented and the StreamWorld is NS-EL1, with
+  // stage 2 enabled or stage 1 alone; otherwise the field is IGNORED.
+  const bool vmid_used = caps.s2 && (s.stage2() || s.strw == 0);
+  if (vmid_used) {
     s.s2_vmid = static_cast<uint16_t>(bits(w, 143, 128));
+    // With 8-bit VMIDs, S2VMID[15:8] != 0 is ILLEGAL unless IGNORED.
+    if (!caps.vmid16 && (s.s2_vmid >> 8) != 0) return bad(EventId::kBadSte, "STE.S2VMID[15:8] set without VMID16");
+  }
+
+  if (s.stage2()) {
     s.s2_t0sz = static_cast<unsigned>(bits(w, 165, 160));
     s.s2_sl0 = static_cast<unsigned>(bits(w, 167, 166));
     const auto g = decode_tg(static_cast<unsigned>(bits(w, 175, 174)));
-    s.s2_ps_bits = decode_pa_bits(static_cast<unsigned>(bits(w, 178, 176)));
+    s.s2_ps_bits = decode_ps_field(static_cast<unsigned>(bits(w, 178, 176)), caps.arch_minor);
     const bool aa64 = bits(w, 179, 179);
+    const bool endi = bits(w, 180, 180);
     s.s2_affd = bits(w, 181, 181);
     s.s2_ptw = bits(w, 182, 182);
+    const bool s2hd = bits(w, 183, 183), s2ha = bits(w, 184, 184), s2s = bits(w, 185, 185);
     s.s2_ttb = bits(w, 243, 196) << 4;
+    // IHI 0070 5.2 (S2AA64): VMSAv8-32 LPAE without IDR0.TTF AArch32 is ILLEGAL.
+    if (!aa64) return bad(EventId::kBadSte, "STE.S2AA64 is 0: AArch32 stage-2 tables are not supported");
+    // IHI 0070 5.2 (S2TG): an unsupported granule or the Reserved 0b11 is ILLEGAL.
     if (!g || !granule_supported(*g, caps)) return bad(EventId::kBadSte, "STE.S2TG selects an unsupported granule");
     s.s2_granule = *g;
-    if (!aa64) return bad(EventId::kBadSte, "STE.S2AA64 is 0: AArch32 stage-2 tables are not supported");
-    if (s.s2_ps_bits == 0) return bad(EventId::kBadSte, "STE.S2PS is reserved");
-    if (s.s2_ps_bits > caps.oas_bits) s.s2_ps_bits = caps.oas_bits;  // capped, IHI 0070 5.2 (S2PS)
+    // IHI 0070 5.2 (S2S): 1 with STALL_MODEL 0b01 is ILLEGAL; 0 with 0b10 too.
+    if (s2s && caps.stall_model == 0b01) return bad(EventId::kBadSte, "STE.S2S is 1 but IDR0.STALL_MODEL is 0b01");
+    if (!s2s && caps.stall_model == 0b10) return bad(EventId::kBadSte, "STE.S2S is 0 but IDR0.STALL_MODEL is 0b10");
+    // IHI 0070 5.2 (S2HA, S2HD): HA with HTTU 0b00, HD with HTTU 0b0x, ILLEGAL.
+    if ((s2ha || s2hd) && caps.httu == 0b00) return bad(EventId::kBadSte, "STE.S2HA/S2HD set but IDR0.HTTU is 0b00");
+    if (s2hd && caps.httu == 0b01) return bad(EventId::kBadSte, "STE.S2HD set but IDR0.HTTU is 0b01");
+    // IHI 0070 5.2 (S2ENDI): an endianness IDR0.TTENDIAN lacks is ILLEGAL.
+    if ((endi && caps.ttendian == 0b10) || (!endi && caps.ttendian == 0b11))
+      return bad(EventId::kBadSte, "STE.S2ENDI selects an endianness IDR0.TTENDIAN does not support");
+    // IHI 0070 5.2 (S2PS): the effective size is capped at the OAS.
+    if (s.s2_ps_bits > caps.oas_bits) s.s2_ps_bits = caps.oas_bits;
+    // IHI 0070 5.2 (S2T0SZ), 5.2.2 STES2T0SZInvalid: out of range is ILLEGAL
+    // (from SMMUv3.1; CONSTRAINED UNPREDICTABLE in 3.0, where ILLEGAL is one
+    // of the permitted behaviours). SL0 consistency and S2TTB against the
+    // effective S2PS are checked by PageTableWalker::check (translator).
     if (s.s2_t0sz < kMinT0sz || s.s2_t0sz > kMaxT0sz)
       return bad(EventId::kBadSte, "STE.S2T0SZ " + std::to_string(s.s2_t0sz) + " out of range");
-    if (!caps.vmid16 && (s.s2_vmid >> 8) != 0) return bad(EventId::kBadSte, "STE.S2VMID[15:8] set without VMID16");
     if (caps.oas_bits < 64 && (s.s2_ttb >> caps.oas_bits) != 0)
       return bad(EventId::kBadSte, "STE.S2TTB beyond the output address size");
   }
@@ -129,8 +194,24 @@ DecodeResult decode_ste(const SteWords& w, const SmmuCaps& caps, DecodedSte* out
   return {};
 }
 
-// IHI 0070 5.4: field positions of the CD.
-DecodeResult decode_cd(const CdWords& w, const SmmuCaps& caps, DecodedCd* out) {
+namespace {
+
+// CD.TG1 encoding (IHI 0070 5.4): 0b01 16K, 0b10 4K, 0b11 64K; 0b00 Reserved.
+std::optional<Granule> decode_tg1(unsigned tg) {
+  switch (tg) {
+    case 1: return Granule::k16K;
+    case 2: return Granule::k4K;
+    case 3: return Granule::k64K;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+// IHI 0070 5.4: field positions of the CD; 5.4.2 (CdIllegal): which CDs are
+// ILLEGAL. The StreamWorld is taken as NS-EL1 (EL2 StreamWorlds are not
+// modelled), so EPD0/EPD1 and ASID are always used.
+DecodeResult decode_cd(const CdWords& w, const SmmuCaps& caps, DecodedCd* out, bool ste_s1stalld) {
   DecodedCd c;
   if (!bits(w, 31, 31)) return bad(EventId::kBadCd, "CD.V is 0");
   c.aa64 = bits(w, 41, 41);
@@ -138,19 +219,54 @@ DecodeResult decode_cd(const CdWords& w, const SmmuCaps& caps, DecodedCd* out) {
   c.t0sz = static_cast<unsigned>(bits(w, 5, 0));
   const auto g = decode_tg(static_cast<unsigned>(bits(w, 7, 6)));
   c.epd0 = bits(w, 14, 14);
-  c.ips_bits = decode_pa_bits(static_cast<unsigned>(bits(w, 34, 32)));
+  const bool endi = bits(w, 15, 15);
+  const bool epd1 = bits(w, 30, 30);
+  c.ips_bits = decode_ps_field(static_cast<unsigned>(bits(w, 34, 32)), caps.arch_minor);
   c.affd = bits(w, 35, 35);
+  const bool hd = bits(w, 42, 42), ha = bits(w, 43, 43);
+  const bool stall = bits(w, 44, 44), abort = bits(w, 46, 46);
   c.asid = static_cast<uint16_t>(bits(w, 63, 48));
   c.ttb0 = bits(w, 115, 68) << 4;
   c.mair = w[3];
+  // IHI 0070 5.4 (S), 5.2 (S1STALLD): stalls enabled in a CD under an STE
+  // that disables them are ILLEGAL; so is S = 1 with STALL_MODEL 0b01 and
+  // S = 0 with STALL_MODEL 0b10 (5.4.2).
+  if (stall && ste_s1stalld) return bad(EventId::kBadCd, "CD.S is 1 under STE.S1STALLD = 1");
+  if (stall && caps.stall_model == 0b01) return bad(EventId::kBadCd, "CD.S is 1 but IDR0.STALL_MODEL is 0b01");
+  if (!stall && caps.stall_model == 0b10) return bad(EventId::kBadCd, "CD.S is 0 but IDR0.STALL_MODEL is 0b10");
+  // IHI 0070 5.4.2, 5.5: with IDR0.TERM_MODEL = 1, CD.A = 0 is ILLEGAL
+  // (terminated transactions cannot complete with RAZ/WI).
+  if (caps.term_model && !abort) return bad(EventId::kBadCd, "CD.A is 0 but IDR0.TERM_MODEL is 1");
+  // IHI 0070 5.4 (ENDI): unless both EPDx are 1, an endianness that
+  // IDR0.TTENDIAN lacks is ILLEGAL.
+  if ((!c.epd0 || !epd1) && ((endi && caps.ttendian == 0b10) || (!endi && caps.ttendian == 0b11)))
+    return bad(EventId::kBadCd, "CD.ENDI selects an endianness IDR0.TTENDIAN does not support");
+  // IHI 0070 5.4 (HA, HD): HA with HTTU 0b00, HD with HTTU 0b0x, ILLEGAL.
+  if ((ha || hd) && caps.httu == 0b00) return bad(EventId::kBadCd, "CD.HA/HD set but IDR0.HTTU is 0b00");
+  if (hd && caps.httu == 0b01) return bad(EventId::kBadCd, "CD.HD set but IDR0.HTTU is 0b01");
+  // IHI 0070 5.4 (T0SZ, TG0): IGNORED with EPD0 = 1; otherwise an
+  // unsupported or Reserved TG0, or T0SZ out of range, is ILLEGAL. TTB0
+  // against the effective IPS: PageTableWalker::check (translator).
   if (!c.epd0) {
     if (!g || !granule_supported(*g, caps)) return bad(EventId::kBadCd, "CD.TG0 selects an unsupported granule");
     if (c.t0sz < kMinT0sz || c.t0sz > kMaxT0sz)
       return bad(EventId::kBadCd, "CD.T0SZ " + std::to_string(c.t0sz) + " out of range");
   }
   c.granule = g.value_or(Granule::k4K);
-  if (c.ips_bits == 0) return bad(EventId::kBadCd, "CD.IPS is reserved");
-  if (c.ips_bits > caps.oas_bits) c.ips_bits = caps.oas_bits;  // effective IPS is capped by OAS
+  // IHI 0070 5.4 (IPS): the effective IPS is capped by the OAS.
+  if (c.ips_bits > caps.oas_bits) c.ips_bits = caps.oas_bits;
+  // IHI 0070 5.4 (T1SZ, TG1, TTB1): with EPD1 = 0 the same checks apply to
+  // TTB1 (its walks are not modelled, but its legality is).
+  if (!epd1) {
+    const auto g1 = decode_tg1(static_cast<unsigned>(bits(w, 23, 22)));
+    const unsigned t1sz = static_cast<unsigned>(bits(w, 21, 16));
+    const uint64_t ttb1 = bits(w, 179, 132) << 4;
+    if (!g1 || !granule_supported(*g1, caps)) return bad(EventId::kBadCd, "CD.TG1 selects an unsupported granule");
+    if (t1sz < kMinT0sz || t1sz > kMaxT0sz)
+      return bad(EventId::kBadCd, "CD.T1SZ " + std::to_string(t1sz) + " out of range");
+    if ((ttb1 >> c.ips_bits) != 0) return bad(EventId::kBadCd, "CD.TTB1 beyond the effective IPS");
+  }
+  // IHI 0070 5.4 (ASID): with 8-bit ASIDs, ASID[15:8] != 0 is ILLEGAL.
   if (!caps.asid16 && (c.asid >> 8) != 0) return bad(EventId::kBadCd, "CD.ASID[15:8] set without ASID16");
   *out = c;
   return {};
@@ -192,6 +308,7 @@ CdWords encode_cd(const DecodedCd& c, bool valid) {
   set_bits(w, 34, 32, encode_pa_bits(c.ips_bits ? c.ips_bits : 48));
   set_bits(w, 35, 35, c.affd);
   set_bits(w, 41, 41, c.aa64);
+  set_bits(w, 46, 46, 1);  // A: terminated transactions abort (required with TERM_MODEL = 1)
   set_bits(w, 63, 48, c.asid);
   set_bits(w, 115, 68, c.ttb0 >> 4);
   w[3] = c.mair;

@@ -94,11 +94,20 @@ struct DecodedSte {
   bool stage2() const { return config == ste::kS2Trans || config == ste::kNested; }
 };
 
-// What of the SMMU's features decoding depends on (a subset of IDR0/1/5).
+// What of the SMMU's features decoding depends on (a subset of IDR0/1/5 and
+// AIDR). The defaults are the fields the model always advertises
+// (SmmuFeatures): STALL_MODEL = 0b01, HTTU = 0b00, TTENDIAN = little,
+// TERM_MODEL = 1.
 struct SmmuCaps {
   bool s1 = true, s2 = true;
   bool cd2l = true;
   bool asid16 = true, vmid16 = true;
+  bool hyp = true;               // IDR0.Hyp: STE.STRW is used only with Hyp
+  unsigned stall_model = 0b01;   // IDR0.STALL_MODEL: 0b00 both, 0b01 no stall, 0b10 stall forced
+  unsigned httu = 0b00;          // IDR0.HTTU: 0b00 none, 0b01 access flag, 0b1x access flag and dirty
+  unsigned ttendian = 0b10;      // IDR0.TTENDIAN: 0b00 mixed, 0b10 little, 0b11 big
+  bool term_model = true;        // IDR0.TERM_MODEL: 1 = CD.A must be 1
+  unsigned arch_minor = 3;       // AIDR.ArchMinorRev: reserved PS/IPS encodings depend on it
   unsigned ssid_bits = 20;
   unsigned oas_bits = 48;
   bool gran4k = true, gran16k = true, gran64k = true;
@@ -110,7 +119,13 @@ struct DecodeResult {
   bool ok() const { return error == EventId::kNone; }
 };
 
-// STE.V = 0, reserved encodings and features this SMMU lacks are C_BAD_STE.
+// IHI 0070 5.2.2 (SteIllegal): STE.V = 0, ILLEGAL encodings and fields that
+// ask for a feature this SMMU lacks are C_BAD_STE. Reserved encodings that
+// the text says "behave as" another value decode as that value (Config 0b0xx
+// as abort, S1Fmt 0b11 as linear, S1DSS 0b11 as terminate, S2PS 0b111 as the
+// largest size). Fields the text says are IGNORED in the STE's configuration
+// decode as their neutral value (S1CDMax 0 without substreams, STRW 0b00
+// when unused, S2VMID 0 when no VMID tags the translations).
 DecodeResult decode_ste(const SteWords& w, const SmmuCaps& caps, DecodedSte* out);
 
 // ---- Context descriptor: 64 bytes (IHI 0070 5.4).
@@ -128,7 +143,10 @@ struct DecodedCd {
   uint64_t mair = 0;
 };
 
-DecodeResult decode_cd(const CdWords& w, const SmmuCaps& caps, DecodedCd* out);
+// IHI 0070 5.4.2 (CdIllegal): CD.V = 0 and ILLEGAL CDs are C_BAD_CD.
+// `ste_s1stalld` is STE.S1STALLD of the STE the CD was reached from (a CD
+// that enables stalls under it is ILLEGAL).
+DecodeResult decode_cd(const CdWords& w, const SmmuCaps& caps, DecodedCd* out, bool ste_s1stalld = false);
 
 // ---- Level-1 descriptors of two-level tables.
 // Stream table L1 (IHI 0070 5.1.2): SPAN[4:0], L2Ptr[51:6]; 8 bytes.
@@ -154,6 +172,10 @@ std::optional<Granule> decode_tg(unsigned tg);
 unsigned encode_tg(Granule g);
 // IPS/PS/OAS encoding (0..6 = 32/36/40/42/44/48/52 bits); 0 for reserved.
 unsigned decode_pa_bits(unsigned enc);
+// STE.S2PS / CD.IPS as an SMMUv3.<arch_minor> reads them (IHI 0070 5.2 S2PS,
+// 5.4 IPS): in SMMUv3.0, 0b110 and 0b111 are Reserved and behave as 0b101
+// (48 bits); in SMMUv3.1 to 3.3, 0b111 is Reserved and behaves as 0b110 (52).
+unsigned decode_ps_field(unsigned enc, unsigned arch_minor);
 unsigned encode_pa_bits(unsigned bits);
 
 }  // namespace smmu_vp::smmu

@@ -428,7 +428,6 @@ void SmmuRegisterFile::set_cmdq_cons(uint32_t index) {
 bool SmmuRegisterFile::set_cmdq_error(uint32_t code) {
   if (gerror::kCmdqErr.test(gerror_active())) return false;
   cmdq_cons_ = static_cast<uint32_t>(queue_cons::kErr.set(cmdq_cons_, code));
-  raise_gerror(m32(gerror::kCmdqErr));
   return true;
 }
 

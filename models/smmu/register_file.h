@@ -199,9 +199,10 @@ class SmmuRegisterFile {
   uint32_t cmdq_error() const { return static_cast<uint32_t>(reg::queue_cons::kErr.get(cmdq_cons_)); }
   // The SMMU consumed commands: CMDQ_CONS.RD (with wrap) = index; ERR kept.
   void set_cmdq_cons(uint32_t index);
-  // A command error (7.1): CMDQ_CONS.ERR = code (reg::cerror), then
-  // GERROR.CMDQ_ERR becomes active. Returns false, changing nothing, if
-  // CMDQ_ERR is already active.
+  // A command error (7.1): CMDQ_CONS.ERR = code (reg::cerror). The caller
+  // then activates GERROR.CMDQ_ERR with raise_gerror(), so that whoever
+  // activates it also signals the GERROR interrupt (7.5.1). Returns false,
+  // changing nothing, if CMDQ_ERR is already active.
   bool set_cmdq_error(uint32_t code);
 
   // ---- Event queue (6.3.29, 6.3.95, 6.3.96, 7.4)

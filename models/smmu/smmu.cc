@@ -64,29 +64,33 @@ class Smmu::UntimedPort : public MemoryPort {
 // The main command queue's registers, for the consumer.
 class Smmu::MainCmdqRegs : public CommandQueueRegs {
  public:
-  explicit MainCmdqRegs(SmmuRegisterFile& r) : r_(r) {}
+  MainCmdqRegs(SmmuRegisterFile& r, const bool& sfm) : r_(r), sfm_(sfm) {}
   bool enabled() const override { return r_.cmdqen(); }
-  bool stopped() const override { return (r_.gerror_active() & reg::gerror::kCmdqErr.mask32()) != 0; }
+  bool stopped() const override {
+    return sfm_ || (r_.gerror_active() & reg::gerror::kCmdqErr.mask32()) != 0;
+  }
   uint64_t base() const override { return r_.cmdq_base_addr(); }
   QueueIndex prod() const override { return r_.cmdq_prod(); }
   QueueIndex cons() const override { return r_.cmdq_cons(); }
   void set_cons(uint32_t index) override { r_.set_cmdq_cons(index); }
   uint32_t raise_error(uint32_t cerror) override {
-    // set_cmdq_error makes GERROR.CMDQ_ERR active itself.
+    // CONS.ERR here; the consumer's raise_gerror hook activates CMDQ_ERR and
+    // signals the GERROR interrupt (IHI 0070 7.5.1).
     return r_.set_cmdq_error(cerror) ? reg::gerror::kCmdqErr.mask32() : 0;
   }
 
  private:
   SmmuRegisterFile& r_;
+  const bool& sfm_;  // Service Failure Mode: no more commands (IHI 0070 12.3)
 };
 
 // One ECMDQ interface's registers: errors are per queue (CONS.ERR) and
 // reported together through GERROR.CMDQP_ERR (IHI 0070 3.5.6).
 class Smmu::EcmdqQueueRegs : public CommandQueueRegs {
  public:
-  EcmdqQueueRegs(EcmdqRegisters& r, unsigned q) : r_(r), q_(q) {}
+  EcmdqQueueRegs(EcmdqRegisters& r, unsigned q, const bool& sfm) : r_(r), q_(q), sfm_(sfm) {}
   bool enabled() const override { return r_.enabled(q_); }
-  bool stopped() const override { return r_.error_pending(q_); }
+  bool stopped() const override { return sfm_ || r_.error_pending(q_); }
   uint64_t base() const override { return r_.base_addr(q_); }
   QueueIndex prod() const override { return r_.prod(q_); }
   QueueIndex cons() const override { return r_.cons(q_); }
@@ -98,6 +102,7 @@ class Smmu::EcmdqQueueRegs : public CommandQueueRegs {
  private:
   EcmdqRegisters& r_;
   unsigned q_;
+  const bool& sfm_;
 };
 
 namespace {
@@ -145,13 +150,13 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, IrqSink* irq, St
   hooks.executed = [this](const Command& cmd, Ps at) {
     if (observer_) observer_->on_command(cmd, at);
   };
-  cmdq_regs_ = std::make_unique<MainCmdqRegs>(regfile_);
+  cmdq_regs_ = std::make_unique<MainCmdqRegs>(regfile_, sfm_);
   cmdq_ = std::make_unique<CommandQueueConsumer>("cmdq", *cmdq_regs_, *mem_, executor_, cmd_lanes_, cfg.features,
                                                  cfg.cmdq, hooks, stats, std::string(basename()) + ".cmdq", trace);
   // One consumer per ECMDQ, so that a CMD_SYNC waits in its own queue only.
   for (unsigned q = 0; q < ecmdq_.queues(); ++q) {
     const std::string queue = "ecmdq" + std::to_string(q);
-    ecmdq_regs_.push_back(std::make_unique<EcmdqQueueRegs>(ecmdq_, q));
+    ecmdq_regs_.push_back(std::make_unique<EcmdqQueueRegs>(ecmdq_, q, sfm_));
     ecmdq_consumers_.push_back(std::make_unique<CommandQueueConsumer>(
         queue.c_str(), *ecmdq_regs_.back(), *mem_, executor_, cmd_lanes_, cfg.features, cfg.cmdq, hooks, stats,
         std::string(basename()) + "." + queue, trace));
@@ -225,6 +230,9 @@ void Smmu::translate_transport(int port, tlm::tlm_generic_payload& trans, sc_cor
     delay = ps_to_sc(when - now);
   };
 
+  // Service Failure Mode terminates every client transaction (IHI 0070 12.3).
+  if (sfm_) return abort(t);
+
   // SMMUEN = 0: GBPA decides (IHI 0070 6.3.14).
   if (!regfile_.smmuen()) {
     if (regfile_.gbpa_abort()) return abort(t);
@@ -289,6 +297,7 @@ void Smmu::translate_transport(int port, tlm::tlm_generic_payload& trans, sc_cor
 // IHI 0070 7.4: records go to the event queue when it is enabled; a full
 // queue loses them and flags the overflow; a write abort is a global error.
 void Smmu::record_event(const EventRecord& rec, Ps at) {
+  if (sfm_) return;  // no event recording in Service Failure Mode (IHI 0070 12.3)
   EventQueueWriter::Queue q;
   q.enabled = regfile_.evtqen();
   q.base = regfile_.eventq_base_addr();
@@ -324,9 +333,21 @@ void Smmu::on_cmdq_prod(uint32_t cmdq_prod) {
 void Smmu::on_gerrorn(uint32_t, uint32_t) { cmdq_->wake(); }
 void Smmu::on_cr0(uint32_t, uint32_t) { cmdq_->wake(); }
 
+// IHI 0070 7.5: every source activates its GERROR bit (toggle, unless
+// already active); 7.5.1: activating an error triggers the GERROR interrupt
+// when IRQ_CTRL.GERROR_IRQEN is 1 (an MSI as GERROR_IRQ_CFG0/1/2 say, else the
+// wired line), except MSI_GERROR_ABT_ERR, which must not send another MSI.
 void Smmu::raise_gerror(uint32_t bits, Ps at) {
-  if (regfile_.raise_gerror(bits) && regfile_.gerror_irqen())
+  const uint32_t newly = regfile_.raise_gerror(bits);
+  if ((newly & ~reg::gerror::kMsiGerrorAbtErr.mask32()) != 0 && regfile_.gerror_irqen())
     signal_irq(regfile_.gerror_irq_cfg(), cfg_.gerror_irq, reg::gerror::kMsiGerrorAbtErr.mask32(), at);
+}
+
+void Smmu::enter_service_failure_mode() {
+  if (sfm_) return;
+  sfm_ = true;
+  if (trace_) trace_->instant(basename(), "Service Failure Mode", now_ps(), {});
+  raise_gerror(reg::gerror::kSfmErr.mask32(), now_ps());
 }
 
 void Smmu::signal_irq(const IrqConfig& msi, unsigned wired_line, uint32_t msi_abort_bit, Ps at) {
@@ -334,8 +355,9 @@ void Smmu::signal_irq(const IrqConfig& msi, unsigned wired_line, uint32_t msi_ab
     Ps done;
     const uint32_t data = msi.data;
     msis_.add();
-    // A failed MSI is itself a global error, signalled without another MSI.
-    if (!mem_->write(msi.addr, &data, 4, at, &done)) regfile_.raise_gerror(msi_abort_bit);
+    // A failed MSI is itself a global error (MSI_*_ABT_ERR, IHI 0070 7.5),
+    // with its own GERROR interrupt unless it was the GERROR MSI that failed.
+    if (!mem_->write(msi.addr, &data, 4, at, &done)) raise_gerror(msi_abort_bit, done);
     return;
   }
   if (!irq_) return;

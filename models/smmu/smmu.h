@@ -80,6 +80,16 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
   // The run ended at `end`: the command queues close the trace slices of
   // commands done by then (CommandQueueConsumer::finish_trace).
   void finish_trace(Ps end);
+  // Service Failure Mode (IHI 0070 12.3): what the SMMU does when it has lost
+  // internal consistency (an uncorrected error in its own state). Entry is
+  // IMPLEMENTATION DEFINED and the model has no internal error of its own, so
+  // a platform or test injects it here. From then on every client
+  // transaction is terminated (no event), no command is consumed and no
+  // event is recorded; GERROR.SFM_ERR is activated with its interrupt.
+  // Acknowledging it in GERRORN does not leave SFM: only a reset (a new
+  // simulation) does.
+  void enter_service_failure_mode();
+  bool in_service_failure_mode() const { return sfm_; }
 
  private:
   class DownstreamPort;
@@ -116,6 +126,7 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
   std::vector<std::unique_ptr<EcmdqQueueRegs>> ecmdq_regs_;
   std::vector<std::unique_ptr<CommandQueueConsumer>> ecmdq_consumers_;
   uint32_t last_cmdq_prod_ = 0;
+  bool sfm_ = false;  // Service Failure Mode
   std::function<void()> send_event_;
   SmmuObserver* observer_ = nullptr;
   IrqSink* irq_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "smmu/registers.h"
+
 namespace smmu_vp::smmu {
 
 SmmuCaps caps_of(const SmmuFeatures& f) {
@@ -11,6 +13,13 @@ SmmuCaps caps_of(const SmmuFeatures& f) {
   c.cd2l = f.two_level_cd;
   c.asid16 = f.asid16;
   c.vmid16 = f.vmid16;
+  c.hyp = f.hyp;
+  // Fields the model always advertises (SmmuFeatures::idr0).
+  c.stall_model = reg::idr0::kStallModelNoStall;
+  c.httu = 0b00;
+  c.ttendian = f.ttendian;
+  c.term_model = f.term_abort_only;
+  c.arch_minor = f.arch_minor;
   c.ssid_bits = f.ssidsize;
   c.oas_bits = f.oas_bits;
   c.gran4k = f.gran4k;
@@ -29,7 +38,7 @@ PageTableWalker::Stage1Config stage1_of(const DecodedSte& ste, const DecodedCd& 
   c.oas_bits = cd.ips_bits;
   c.affd = cd.affd;
   c.asid = cd.asid;
-  c.vmid = ste.stage2() ? ste.s2_vmid : 0;
+  c.vmid = ste.s2_vmid;  // 0 when the STE's S2VMID is IGNORED (decode_ste)
   return c;
 }
 
@@ -312,7 +321,9 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   }
 
   const StageKind kind = stage_kind(sc.ste, sc.stage1_bypass);
-  const uint16_t vmid = sc.ste.stage2() ? sc.ste.s2_vmid : 0;
+  // IHI 0070 5.2 (S2VMID): stage-1-only translations are VMID-tagged too
+  // when stage 2 is implemented; decode_ste leaves 0 when it is IGNORED.
+  const uint16_t vmid = sc.ste.s2_vmid;
   const uint16_t asid = kind == StageKind::kStage2 ? 0 : sc.cd.asid;
   Tlb* micro = micro_tlb(req.port);
   std::optional<TlbHit> hit;

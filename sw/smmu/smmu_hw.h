@@ -139,6 +139,7 @@
 #define SMMU_CD0_V SMMU_BIT64(31)
 #define SMMU_CD0_IPS_SHIFT 32          /* 5: 48 bits */
 #define SMMU_CD0_AA64 SMMU_BIT64(41)
+#define SMMU_CD0_A SMMU_BIT64(46)      /* abort on termination: required with IDR0.TERM_MODEL = 1 */
 #define SMMU_CD0_ASID_SHIFT 48
 #define SMMU_CD1_TTB0_MASK SMMU_GENMASK64(51, 4)
 /* MAIR0[223:192] and MAIR1[255:224]: the whole of dword 3 is MAIR_EL1's value. */

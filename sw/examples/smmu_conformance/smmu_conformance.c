@@ -73,7 +73,7 @@ static void write_cd_and_ste(struct ctx *c, phys_addr_t ttb0) {
   /* The valid bit last, once the rest of the CD is in place (facts §3). */
   hal_barrier(HAL_BARRIER_DMB);
   cd[0] = 16 /* T0SZ: 48-bit IOVAs */ | (0ull << SMMU_CD0_TG0_SHIFT) | SMMU_CD0_EPD1 | (5ull << SMMU_CD0_IPS_SHIFT) |
-          SMMU_CD0_AA64 | (1ull << SMMU_CD0_ASID_SHIFT) | SMMU_CD0_V;
+          SMMU_CD0_AA64 | SMMU_CD0_A | (1ull << SMMU_CD0_ASID_SHIFT) | SMMU_CD0_V;
   uint64_t *ste = c->ste + c->sid * SMMU_STE_DWORDS;
   hal_barrier(HAL_BARRIER_DMB);
   ste[0] = SMMU_STE0_V | ((uint64_t)SMMU_STE_CONFIG_S1 << SMMU_STE0_CONFIG_SHIFT) | (cd_pa & SMMU_STE0_S1CTXPTR_MASK);

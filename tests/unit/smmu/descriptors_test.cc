@@ -73,14 +73,9 @@ TEST(Descriptors, IllegalStesAreBadSte) {
   SteWords w = encode_ste(s1_ste(), /*valid=*/false);
   EXPECT_EQ(decode_ste(w, caps, &out).error, EventId::kBadSte);  // V = 0
 
-  for (unsigned cfg : {1u, 2u, 3u}) {
-    w = encode_ste(s1_ste());
-    set_bits(w, 3, 1, cfg);
-    EXPECT_EQ(decode_ste(w, caps, &out).error, EventId::kBadSte) << "Config " << cfg;
-  }
-  w = encode_ste(s1_ste());
-  set_bits(w, 5, 4, 3);  // S1Fmt reserved
-  EXPECT_EQ(decode_ste(w, caps, &out).error, EventId::kBadSte);
+  // Config 0b001..0b011 and S1Fmt 0b11 are not ILLEGAL but behave as
+  // another value (IHI 0070 5.2): see Ste52_ReservedConfigBehavesAsAbort and
+  // Ste52_ReservedS1FmtBehavesAsLinear below.
 
   SmmuCaps no_cd2l = caps;
   no_cd2l.cd2l = false;
@@ -185,9 +180,8 @@ TEST(Descriptors, IllegalCdsAreBadCd) {
   CdWords w = encode_cd(good_cd());
   set_bits(w, 7, 6, 3);  // TG0 reserved
   EXPECT_EQ(decode_cd(w, caps, &out).error, EventId::kBadCd);
-  w = encode_cd(good_cd());
-  set_bits(w, 34, 32, 7);  // IPS reserved
-  EXPECT_EQ(decode_cd(w, caps, &out).error, EventId::kBadCd);
+  // IPS 0b111 is Reserved and behaves as 0b110 (IHI 0070 5.4): see
+  // Cd54_ReservedIpsBehavesAsLargest.
   SmmuCaps asid8 = caps;
   asid8.asid16 = false;
   EXPECT_EQ(decode_cd(encode_cd(good_cd()), asid8, &out).error, EventId::kBadCd);
@@ -203,6 +197,422 @@ TEST(Descriptors, CdWithTtb0DisabledSkipsWalkChecks) {
   DecodedCd out;
   ASSERT_TRUE(decode_cd(encode_cd(c), SmmuCaps{}, &out).ok());
   EXPECT_TRUE(out.epd0);
+}
+
+// ---- IHI 0070 5.2 / 5.4 audit: one test per condition; the section is in
+// the name. Each ILLEGAL condition is checked on a descriptor that is legal
+// without it.
+
+SteWords s1_words() { return encode_ste(s1_ste()); }
+SteWords s2_words() { return encode_ste(s2_ste()); }
+DecodedSte nested_ste() {
+  DecodedSte s = s2_ste();
+  s.config = ste::kNested;
+  s.s1_context_ptr = 0x8123'4000;
+  s.s1_cdmax = 4;
+  s.s1dss = ste::kSubstream0;
+  return s;
+}
+
+TEST(Descriptors, Ste52_InvalidIsBadSte) {
+  DecodedSte out;
+  EXPECT_EQ(decode_ste(encode_ste(s1_ste(), false), SmmuCaps{}, &out).error, EventId::kBadSte);
+}
+
+TEST(Descriptors, Ste52_ReservedConfigBehavesAsAbort) {
+  // Config 0b0xx: Reserved, behaves as 0b000 (abort, no event), not ILLEGAL.
+  for (unsigned cfg : {1u, 2u, 3u}) {
+    SteWords w = s1_words();
+    set_bits(w, 3, 1, cfg);
+    set_bits(w, 63, 59, 31);  // junk in fields an abort STE does not use
+    DecodedSte out;
+    ASSERT_TRUE(decode_ste(w, SmmuCaps{}, &out).ok()) << "Config " << cfg;
+    EXPECT_EQ(out.config, ste::kAbort) << "Config " << cfg;
+  }
+}
+
+TEST(Descriptors, Ste52_Stage1WithoutS1pIsBadSte) {
+  SmmuCaps caps;
+  caps.s1 = false;
+  DecodedSte out;
+  EXPECT_EQ(decode_ste(s1_words(), caps, &out).error, EventId::kBadSte);
+  EXPECT_EQ(decode_ste(encode_ste(nested_ste()), caps, &out).error, EventId::kBadSte);
+}
+
+TEST(Descriptors, Ste52_Stage2WithoutS2pIsBadSte) {
+  SmmuCaps caps;
+  caps.s2 = false;
+  DecodedSte out;
+  EXPECT_EQ(decode_ste(s2_words(), caps, &out).error, EventId::kBadSte);
+  EXPECT_EQ(decode_ste(encode_ste(nested_ste()), caps, &out).error, EventId::kBadSte);
+}
+
+TEST(Descriptors, Ste52_ReservedStrwIsBadSteWithHyp) {
+  // STRW 0bx1 is Reserved, ILLEGAL when STRW is used (stage 1 only, Hyp).
+  for (unsigned strw : {1u, 3u}) {
+    DecodedSte s = s1_ste();
+    s.strw = strw;
+    DecodedSte out;
+    EXPECT_EQ(decode_ste(encode_ste(s), SmmuCaps{}, &out).error, EventId::kBadSte) << strw;
+  }
+  DecodedSte el2 = s1_ste();
+  el2.strw = 2;
+  DecodedSte out;
+  ASSERT_TRUE(decode_ste(encode_ste(el2), SmmuCaps{}, &out).ok());
+  EXPECT_EQ(out.strw, 2u);
+}
+
+TEST(Descriptors, Ste52_StrwIgnoredWithoutHypOrWithStage2) {
+  DecodedSte s = s1_ste();
+  s.strw = 3;
+  SmmuCaps no_hyp;
+  no_hyp.hyp = false;
+  DecodedSte out;
+  ASSERT_TRUE(decode_ste(encode_ste(s), no_hyp, &out).ok());  // RES0 without Hyp
+  EXPECT_EQ(out.strw, 0u);
+  DecodedSte n = nested_ste();
+  n.strw = 3;
+  ASSERT_TRUE(decode_ste(encode_ste(n), SmmuCaps{}, &out).ok());  // IGNORED with stage 2
+  EXPECT_EQ(out.strw, 0u);
+}
+
+TEST(Descriptors, Ste52_S1CdMaxAboveSsidSizeIsBadSte) {
+  SmmuCaps caps;
+  caps.ssid_bits = 3;
+  DecodedSte out;
+  EXPECT_EQ(decode_ste(s1_words(), caps, &out).error, EventId::kBadSte);  // S1CDMax 4 > 3
+  caps.ssid_bits = 4;
+  EXPECT_TRUE(decode_ste(s1_words(), caps, &out).ok());
+}
+
+TEST(Descriptors, Ste52_S1CdMaxIgnoredWithoutSubstreams) {
+  // IDR1.SSIDSIZE == 0: S1CDMax (and S1Fmt, S1DSS) are IGNORED.
+  SmmuCaps caps;
+  caps.ssid_bits = 0;
+  caps.cd2l = false;
+  DecodedSte s = s1_ste();
+  s.s1fmt = ste::k2Level4K;
+  DecodedSte out;
+  ASSERT_TRUE(decode_ste(encode_ste(s), caps, &out).ok());
+  EXPECT_EQ(out.s1_cdmax, 0u);
+  EXPECT_EQ(out.s1fmt, ste::kLinear);
+}
+
+TEST(Descriptors, Ste52_TwoLevelCdTableWithoutCd2lIsBadSte) {
+  SmmuCaps caps;
+  caps.cd2l = false;
+  for (uint8_t fmt : {ste::k2Level4K, ste::k2Level64K}) {
+    DecodedSte s = s1_ste();
+    s.s1fmt = fmt;
+    DecodedSte out;
+    EXPECT_EQ(decode_ste(encode_ste(s), caps, &out).error, EventId::kBadSte) << int{fmt};
+  }
+}
+
+TEST(Descriptors, Ste52_S1FmtIgnoredWithoutSubstreams) {
+  // S1CDMax == 0: S1Fmt is IGNORED (one CD), so no CD2L check either.
+  SmmuCaps caps;
+  caps.cd2l = false;
+  DecodedSte s = s1_ste();
+  s.s1_cdmax = 0;
+  s.s1fmt = ste::k2Level64K;
+  DecodedSte out;
+  ASSERT_TRUE(decode_ste(encode_ste(s), caps, &out).ok());
+  EXPECT_EQ(out.s1fmt, ste::kLinear);
+}
+
+TEST(Descriptors, Ste52_ReservedS1FmtBehavesAsLinear) {
+  SteWords w = s1_words();
+  set_bits(w, 5, 4, 3);
+  SmmuCaps caps;
+  caps.cd2l = false;  // 0b11 is not a 2-level format: legal without CD2L
+  DecodedSte out;
+  ASSERT_TRUE(decode_ste(w, caps, &out).ok());
+  EXPECT_EQ(out.s1fmt, ste::kLinear);
+}
+
+TEST(Descriptors, Ste52_ReservedS1DssBehavesAsTerminate) {
+  SteWords w = s1_words();
+  set_bits(w, 65, 64, 3);
+  DecodedSte out;
+  ASSERT_TRUE(decode_ste(w, SmmuCaps{}, &out).ok());
+  EXPECT_EQ(out.s1dss, ste::kTerminate);
+}
+
+TEST(Descriptors, Ste52_S1StallDisableIsBadSteWithoutStallModel00) {
+  DecodedSte s = s1_ste();
+  s.s1_stall_disable = true;
+  DecodedSte out;
+  for (unsigned model : {0b01u, 0b10u}) {
+    SmmuCaps caps;
+    caps.stall_model = model;
+    EXPECT_EQ(decode_ste(encode_ste(s), caps, &out).error, EventId::kBadSte) << model;
+  }
+  SmmuCaps both;
+  both.stall_model = 0b00;
+  EXPECT_TRUE(decode_ste(encode_ste(s), both, &out).ok());
+  // IGNORED without stage 1.
+  SteWords w = s2_words();
+  set_bits(w, 91, 91, 1);
+  EXPECT_TRUE(decode_ste(w, SmmuCaps{}, &out).ok());
+}
+
+TEST(Descriptors, Ste52_S1ContextPtrBeyondOasIsBadSte) {
+  SmmuCaps caps;
+  caps.oas_bits = 40;
+  DecodedSte s = s1_ste();
+  s.s1_context_ptr = 1ull << 40;
+  DecodedSte out;
+  EXPECT_EQ(decode_ste(encode_ste(s), caps, &out).error, EventId::kBadSte);
+}
+
+TEST(Descriptors, Ste52_S2VmidHighBitsWithoutVmid16IsBadSte) {
+  SmmuCaps caps;
+  caps.vmid16 = false;
+  DecodedSte s = s2_ste();
+  s.s2_vmid = 0x1FF;
+  DecodedSte out;
+  EXPECT_EQ(decode_ste(encode_ste(s), caps, &out).error, EventId::kBadSte);
+  // Stage 1 only, NS-EL1, stage 2 implemented: S2VMID tags the translations
+  // and is checked too.
+  DecodedSte s1 = s1_ste();
+  s1.s2_vmid = 0x1FF;
+  EXPECT_EQ(decode_ste(encode_ste(s1), caps, &out).error, EventId::kBadSte);
+}
+
+TEST(Descriptors, Ste52_S2VmidTagsStage1OnlyAndIsIgnoredOtherwise) {
+  DecodedSte s1 = s1_ste();
+  s1.s2_vmid = 0x1FF;
+  DecodedSte out;
+  ASSERT_TRUE(decode_ste(encode_ste(s1), SmmuCaps{}, &out).ok());
+  EXPECT_EQ(out.s2_vmid, 0x1FFu);
+  // IGNORED: StreamWorld EL2 (STRW 0b10), or no stage 2 implemented.
+  s1.strw = 2;
+  SmmuCaps vmid8;
+  vmid8.vmid16 = false;
+  ASSERT_TRUE(decode_ste(encode_ste(s1), vmid8, &out).ok());
+  EXPECT_EQ(out.s2_vmid, 0u);
+  s1.strw = 0;
+  SmmuCaps no_s2 = vmid8;
+  no_s2.s2 = false;
+  ASSERT_TRUE(decode_ste(encode_ste(s1), no_s2, &out).ok());
+  EXPECT_EQ(out.s2_vmid, 0u);
+}
+
+TEST(Descriptors, Ste52_S2Aa64ZeroIsBadSteWithoutAArch32Tables) {
+  SteWords w = s2_words();
+  set_bits(w, 179, 179, 0);
+  DecodedSte out;
+  EXPECT_EQ(decode_ste(w, SmmuCaps{}, &out).error, EventId::kBadSte);
+}
+
+TEST(Descriptors, Ste52_S2TgReservedOrUnsupportedIsBadSte) {
+  SteWords w = s2_words();
+  set_bits(w, 175, 174, 3);
+  DecodedSte out;
+  EXPECT_EQ(decode_ste(w, SmmuCaps{}, &out).error, EventId::kBadSte);
+  SmmuCaps no16k;
+  no16k.gran16k = false;
+  DecodedSte s = s2_ste();
+  s.s2_granule = Granule::k16K;
+  EXPECT_EQ(decode_ste(encode_ste(s), no16k, &out).error, EventId::kBadSte);
+}
+
+TEST(Descriptors, Ste52_S2SWithStallModel01IsBadSte) {
+  SteWords w = s2_words();
+  set_bits(w, 185, 185, 1);
+  DecodedSte out;
+  EXPECT_EQ(decode_ste(w, SmmuCaps{}, &out).error, EventId::kBadSte);
+  SmmuCaps both;
+  both.stall_model = 0b00;
+  EXPECT_TRUE(decode_ste(w, both, &out).ok());
+  SmmuCaps forced;
+  forced.stall_model = 0b10;
+  EXPECT_EQ(decode_ste(s2_words(), forced, &out).error, EventId::kBadSte);  // S2S 0 with stalls forced
+}
+
+TEST(Descriptors, Ste52_S2HaHdWithoutHttuIsBadSte) {
+  DecodedSte out;
+  for (unsigned bit : {183u, 184u}) {  // S2HD, S2HA
+    SteWords w = s2_words();
+    set_bits(w, bit, bit, 1);
+    EXPECT_EQ(decode_ste(w, SmmuCaps{}, &out).error, EventId::kBadSte) << bit;
+  }
+  SmmuCaps af_only;
+  af_only.httu = 0b01;
+  SteWords ha = s2_words();
+  set_bits(ha, 184, 184, 1);
+  EXPECT_TRUE(decode_ste(ha, af_only, &out).ok());
+  SteWords hd = s2_words();
+  set_bits(hd, 183, 183, 1);
+  EXPECT_EQ(decode_ste(hd, af_only, &out).error, EventId::kBadSte);
+}
+
+TEST(Descriptors, Ste52_S2EndiUnsupportedEndiannessIsBadSte) {
+  SteWords w = s2_words();
+  set_bits(w, 180, 180, 1);  // big-endian walks on a little-endian-only SMMU
+  DecodedSte out;
+  EXPECT_EQ(decode_ste(w, SmmuCaps{}, &out).error, EventId::kBadSte);
+  SmmuCaps mixed;
+  mixed.ttendian = 0b00;
+  EXPECT_TRUE(decode_ste(w, mixed, &out).ok());
+}
+
+TEST(Descriptors, Ste52_ReservedS2PsBehavesAsLargest) {
+  SteWords w = s2_words();
+  set_bits(w, 178, 176, 7);
+  SmmuCaps caps;
+  caps.oas_bits = 52;
+  DecodedSte out;
+  ASSERT_TRUE(decode_ste(w, caps, &out).ok());
+  EXPECT_EQ(out.s2_ps_bits, 52u);  // 0b111 behaves as 0b110 from SMMUv3.1
+  caps.arch_minor = 0;
+  caps.oas_bits = 48;
+  for (unsigned enc : {6u, 7u}) {
+    set_bits(w, 178, 176, enc);
+    ASSERT_TRUE(decode_ste(w, caps, &out).ok()) << enc;
+    EXPECT_EQ(out.s2_ps_bits, 48u) << enc;  // SMMUv3.0: behave as 0b101
+  }
+}
+
+TEST(Descriptors, Ste52_S2T0szOutOfRangeIsBadSte) {
+  DecodedSte out;
+  for (unsigned t0sz : {15u, 40u}) {
+    DecodedSte s = s2_ste();
+    s.s2_t0sz = t0sz;
+    EXPECT_EQ(decode_ste(encode_ste(s), SmmuCaps{}, &out).error, EventId::kBadSte) << t0sz;
+  }
+}
+
+TEST(Descriptors, Ste52_S2TtbBeyondOasIsBadSte) {
+  SmmuCaps caps;
+  caps.oas_bits = 40;
+  DecodedSte s = s2_ste();
+  s.s2_ttb = 1ull << 40;
+  DecodedSte out;
+  EXPECT_EQ(decode_ste(encode_ste(s), caps, &out).error, EventId::kBadSte);
+}
+
+TEST(Descriptors, Cd54_InvalidIsBadCd) {
+  DecodedCd out;
+  EXPECT_EQ(decode_cd(encode_cd(good_cd(), false), SmmuCaps{}, &out).error, EventId::kBadCd);
+}
+
+TEST(Descriptors, Cd54_StallWithS1StalldOrStallModel01IsBadCd) {
+  CdWords w = encode_cd(good_cd());
+  set_bits(w, 44, 44, 1);  // CD.S
+  DecodedCd out;
+  EXPECT_EQ(decode_cd(w, SmmuCaps{}, &out).error, EventId::kBadCd);  // STALL_MODEL 0b01
+  SmmuCaps both;
+  both.stall_model = 0b00;
+  EXPECT_TRUE(decode_cd(w, both, &out).ok());
+  EXPECT_EQ(decode_cd(w, both, &out, /*ste_s1stalld=*/true).error, EventId::kBadCd);
+  SmmuCaps forced;
+  forced.stall_model = 0b10;
+  EXPECT_EQ(decode_cd(encode_cd(good_cd()), forced, &out).error, EventId::kBadCd);  // S 0 with stalls forced
+}
+
+TEST(Descriptors, Cd54_AbortBitClearWithTermModel1IsBadCd) {
+  CdWords w = encode_cd(good_cd());
+  set_bits(w, 46, 46, 0);  // CD.A
+  DecodedCd out;
+  EXPECT_EQ(decode_cd(w, SmmuCaps{}, &out).error, EventId::kBadCd);
+  SmmuCaps raz_wi;
+  raz_wi.term_model = false;
+  EXPECT_TRUE(decode_cd(w, raz_wi, &out).ok());
+}
+
+TEST(Descriptors, Cd54_EndiUnsupportedEndiannessIsBadCd) {
+  CdWords w = encode_cd(good_cd());
+  set_bits(w, 15, 15, 1);
+  DecodedCd out;
+  EXPECT_EQ(decode_cd(w, SmmuCaps{}, &out).error, EventId::kBadCd);
+  // IGNORED when both EPD0 and EPD1 are 1.
+  set_bits(w, 14, 14, 1);
+  EXPECT_TRUE(decode_cd(w, SmmuCaps{}, &out).ok());
+}
+
+TEST(Descriptors, Cd54_HaHdWithoutHttuIsBadCd) {
+  DecodedCd out;
+  for (unsigned bit : {42u, 43u}) {  // HD, HA
+    CdWords w = encode_cd(good_cd());
+    set_bits(w, bit, bit, 1);
+    EXPECT_EQ(decode_cd(w, SmmuCaps{}, &out).error, EventId::kBadCd) << bit;
+  }
+  SmmuCaps af_only;
+  af_only.httu = 0b01;
+  CdWords hd = encode_cd(good_cd());
+  set_bits(hd, 42, 42, 1);
+  EXPECT_EQ(decode_cd(hd, af_only, &out).error, EventId::kBadCd);
+}
+
+TEST(Descriptors, Cd54_Aa64ZeroIsBadCdWithoutAArch32Tables) {
+  DecodedCd c = good_cd();
+  c.aa64 = false;
+  DecodedCd out;
+  EXPECT_EQ(decode_cd(encode_cd(c), SmmuCaps{}, &out).error, EventId::kBadCd);
+}
+
+TEST(Descriptors, Cd54_T0szOutOfRangeIsBadCd) {
+  DecodedCd out;
+  for (unsigned t0sz : {0u, 15u, 40u, 63u}) {
+    DecodedCd c = good_cd();
+    c.t0sz = t0sz;
+    EXPECT_EQ(decode_cd(encode_cd(c), SmmuCaps{}, &out).error, EventId::kBadCd) << t0sz;
+  }
+}
+
+TEST(Descriptors, Cd54_Tg0ReservedOrUnsupportedIsBadCd) {
+  CdWords w = encode_cd(good_cd());
+  set_bits(w, 7, 6, 3);
+  DecodedCd out;
+  EXPECT_EQ(decode_cd(w, SmmuCaps{}, &out).error, EventId::kBadCd);
+  SmmuCaps no64k;
+  no64k.gran64k = false;
+  EXPECT_EQ(decode_cd(encode_cd(good_cd()), no64k, &out).error, EventId::kBadCd);
+}
+
+TEST(Descriptors, Cd54_Ttb1ChecksApplyWhenEpd1IsZero) {
+  CdWords w = encode_cd(good_cd());
+  set_bits(w, 30, 30, 0);  // EPD1 = 0: T1SZ/TG1/TTB1 are used
+  set_bits(w, 21, 16, 25);
+  set_bits(w, 23, 22, 2);  // TG1 4K
+  DecodedCd out;
+  EXPECT_TRUE(decode_cd(w, SmmuCaps{}, &out).ok());
+  CdWords tg1 = w;
+  set_bits(tg1, 23, 22, 0);  // Reserved
+  EXPECT_EQ(decode_cd(tg1, SmmuCaps{}, &out).error, EventId::kBadCd);
+  CdWords t1sz = w;
+  set_bits(t1sz, 21, 16, 40);
+  EXPECT_EQ(decode_cd(t1sz, SmmuCaps{}, &out).error, EventId::kBadCd);
+  CdWords ttb1 = w;
+  set_bits(ttb1, 179, 132, (1ull << 48) >> 4);  // TTB1 = 2^48, beyond the 48-bit IPS
+  EXPECT_EQ(decode_cd(ttb1, SmmuCaps{}, &out).error, EventId::kBadCd);
+}
+
+TEST(Descriptors, Cd54_ReservedIpsBehavesAsLargest) {
+  CdWords w = encode_cd(good_cd());
+  set_bits(w, 34, 32, 7);
+  SmmuCaps caps;
+  caps.oas_bits = 52;
+  DecodedCd out;
+  ASSERT_TRUE(decode_cd(w, caps, &out).ok());
+  EXPECT_EQ(out.ips_bits, 52u);
+  caps.oas_bits = 44;
+  ASSERT_TRUE(decode_cd(w, caps, &out).ok());
+  EXPECT_EQ(out.ips_bits, 44u);  // capped at the OAS
+  caps.arch_minor = 0;
+  caps.oas_bits = 48;
+  set_bits(w, 34, 32, 6);
+  ASSERT_TRUE(decode_cd(w, caps, &out).ok());
+  EXPECT_EQ(out.ips_bits, 48u);  // SMMUv3.0: 0b110 behaves as 0b101
+}
+
+TEST(Descriptors, Cd54_AsidHighBitsWithoutAsid16IsBadCd) {
+  SmmuCaps caps;
+  caps.asid16 = false;
+  DecodedCd out;
+  EXPECT_EQ(decode_cd(encode_cd(good_cd()), caps, &out).error, EventId::kBadCd);
 }
 
 TEST(Descriptors, LevelOneDescriptors) {

@@ -459,6 +459,10 @@ TEST_F(RegisterFileTest, CommandErrorReasonInCons) {
   EXPECT_TRUE(rf.set_cmdq_error(cerror::kIll));
   EXPECT_EQ(rd(kCmdqCons), (cerror::kIll << 24) | 7u);
   EXPECT_EQ(rf.cmdq_error(), cerror::kIll);
+  // The caller activates CMDQ_ERR, so that it also signals the GERROR
+  // interrupt (IHI 0070 7.5.1; Smmu::raise_gerror).
+  EXPECT_FALSE(gerror::kCmdqErr.test(rf.gerror_active()));
+  EXPECT_EQ(rf.raise_gerror(gerror::kCmdqErr.mask32()), gerror::kCmdqErr.mask32());
   EXPECT_TRUE(gerror::kCmdqErr.test(rf.gerror_active()));
   // A second error while CMDQ_ERR is active changes nothing.
   EXPECT_FALSE(rf.set_cmdq_error(cerror::kAbt));

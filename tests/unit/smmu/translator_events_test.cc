@@ -387,12 +387,14 @@ TEST_F(TranslatorEvents, SteFetchAbort) {
 TEST_F(TranslatorEvents, BadSteInvalidAndReservedConfig) {
   put_ste(6, s1_ste(kCdArea), /*valid=*/false);
   expect_config_event(go(6, 0x4000'0000), config_event(EventId::kBadSte, 6));
-  for (uint8_t config : {uint8_t{1}, uint8_t{2}, uint8_t{3}}) {  // Config 0b001..0b011 are reserved
+  // IHI 0070 5.2: Config 0b001..0b011 are Reserved and behave as 0b000:
+  // abort, no event (this test expected C_BAD_STE before the 5.2 audit).
+  for (uint8_t config : {uint8_t{1}, uint8_t{2}, uint8_t{3}}) {
     SCOPED_TRACE(::testing::Message() << "Config " << unsigned{config});
     DecodedSte s = s1_ste(kCdArea);
     s.config = config;
     put_ste(10 + config, s);
-    expect_config_event(go_ss(10 + config, 2, 0x4000'0000), config_event(EventId::kBadSte, 10 + config).substream(2));
+    EXPECT_EQ(go_ss(10 + config, 2, 0x4000'0000).kind, TranslationResult::Kind::kAbort);
   }
   // An invalid STE is not cached: making it valid takes effect without CFGI_STE.
   put_ste(6, s1_ste(kCdArea));
@@ -488,6 +490,29 @@ TEST_F(TranslatorEvents, StreamDisabledWithoutSubstreamAndS1dssTerminate) {
   expect_config_event(go(10, 0x4000'0000), config_event(EventId::kStreamDisabled, 10));
 }
 
+// IHI 0070 5.2 (S1DSS): 0b11 is Reserved and behaves as 0b00, so a
+// transaction without a substream records F_STREAM_DISABLED.
+TEST_F(TranslatorEvents, Ste52_ReservedS1DssTerminatesWithStreamDisabled) {
+  put_ste(11, s1_ste(kCdArea + 0x6000, 2, ste::kTerminate));
+  SteWords w = encode_ste(s1_ste(kCdArea + 0x6000, 2, ste::kTerminate));
+  set_bits(w, 65, 64, 3);
+  mem_.poke(kStrtab + 11 * 64, w.data(), sizeof w);
+  put_cd(kCdArea + 0x6040, cd(s1_, 21));
+  expect_config_event(go(11, 0x4000'0000), config_event(EventId::kStreamDisabled, 11));
+  expect_translated(go_ss(11, 1, 0x4000'0000), 0x9000'0000);
+}
+
+// IHI 0070 5.2 (Config): a Reserved Config aborts without recording an event.
+TEST_F(TranslatorEvents, Ste52_ReservedConfigAbortsWithoutEvent) {
+  DecodedSte s = s1_ste(kCdArea);
+  s.config = 0b011;
+  put_ste(12, s);
+  mem_.clear_log();
+  const TranslationResult r = go(12, 0x4000'0000);
+  EXPECT_EQ(r.kind, TranslationResult::Kind::kAbort);
+  EXPECT_EQ(accesses_in(kCdArea, 64 * kKiB), 0u) << "no CD is read";
+}
+
 TEST_F(TranslatorEvents, CdFetchAbort) {
   put_ste(11, s1_ste(kCdArea + 0x4000));
   mem_.add_error_range(kCdArea + 0x4000, 64);
@@ -527,9 +552,12 @@ TEST_F(TranslatorEvents, BadCd) {
   DecodedCd t0sz40 = cd(s1_, 43);
   t0sz40.t0sz = 40;
   bad(encode_cd(t0sz40), "T0SZ 40");
-  CdWords ips7 = encode_cd(cd(s1_, 44));
-  set_bits(ips7, 34, 32, 7);
-  bad(ips7, "IPS 0b111 (reserved)");
+  // IPS 0b111 is not ILLEGAL: it behaves as 0b110 (IHI 0070 5.4); this test
+  // expected C_BAD_CD for it before the 5.4 audit. CD.A = 0 is ILLEGAL with
+  // IDR0.TERM_MODEL = 1 (5.4.2).
+  CdWords a0 = encode_cd(cd(s1_, 44));
+  set_bits(a0, 46, 46, 0);
+  bad(a0, "A = 0 with TERM_MODEL 1");
   DecodedCd ttb_high = cd(s1_, 45);
   ttb_high.ips_bits = 32;
   ttb_high.ttb0 = 0x1'0000'0000;

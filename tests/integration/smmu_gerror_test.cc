@@ -1,0 +1,244 @@
+// Global errors (IHI 0070 7.5, SMMU_GERROR 6.3.19): every source activates
+// its GERROR bit and, with IRQ_CTRL.GERROR_IRQEN, triggers the GERROR
+// interrupt (7.5.1): an MSI when GERROR_IRQ_CFG0 holds an address, else the
+// wired line; never for MSI_GERROR_ABT_ERR. The SMMU module runs alone here,
+// against a memory that aborts accesses to chosen ranges, and its registers
+// are written directly. PRIQ_ABT_ERR and MSI_PRIQ_ABT_ERR are not tested:
+// PRI is not modelled and those bits are RES0 (register_file_test.cc).
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "common/irq_sink.h"
+#include "common/stats.h"
+#include "common/stream_id_extension.h"
+#include "smmu/commands.h"
+#include "smmu/smmu.h"
+
+namespace smmu_vp::smmu {
+namespace {
+
+constexpr uint64_t kMem = 0x8000'0000;
+constexpr uint64_t kMemSize = 1 << 20;
+constexpr uint64_t kAbortBase = 0xF000'0000;  // every access here aborts
+constexpr uint64_t kCmdq = kMem;               // 64 commands
+constexpr uint64_t kEvtq = kMem + 0x1000;      // 64 records
+constexpr uint64_t kStrtab = kMem + 0x4000;    // 64 STEs, all invalid
+constexpr uint64_t kMsiTarget = kMem + 0x8000;
+constexpr unsigned kGerrorLine = 7, kEventqLine = 5;
+
+struct Memory : sc_core::sc_module {
+  tlm_utils::simple_target_socket<Memory> socket{"socket"};
+  std::vector<uint8_t> bytes = std::vector<uint8_t>(kMemSize);
+  std::vector<std::pair<uint64_t, uint32_t>> writes;  // (address, first word) of every 4-byte write
+
+  explicit Memory(sc_core::sc_module_name n) : sc_module(n) { socket.register_b_transport(this, &Memory::b_transport); }
+  void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) {
+    const uint64_t a = t.get_address();
+    const unsigned len = t.get_data_length();
+    if (a < kMem || a + len > kMem + kMemSize) {
+      t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
+    }
+    if (t.is_write()) {
+      std::memcpy(&bytes[a - kMem], t.get_data_ptr(), len);
+      if (len == 4) writes.emplace_back(a, *reinterpret_cast<uint32_t*>(t.get_data_ptr()));
+    } else {
+      std::memcpy(t.get_data_ptr(), &bytes[a - kMem], len);
+    }
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+  void poke(uint64_t a, const void* p, size_t n) { std::memcpy(&bytes[a - kMem], p, n); }
+};
+
+struct Lines : IrqSink {
+  std::map<unsigned, unsigned> raised;
+  bool raise_line(unsigned line, const sc_core::sc_time&) override {
+    ++raised[line];
+    return true;
+  }
+};
+
+struct Master : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<Master> socket{"socket"};
+  tlm_utils::simple_initiator_socket<Master> regs{"regs"};  // bound only: registers are written directly
+  explicit Master(sc_core::sc_module_name n) : sc_module(n) {}
+};
+
+SmmuConfig config() {
+  SmmuConfig c;
+  c.base = 0x0900'0000;
+  c.features = SmmuFeatures::v3_3_profile();
+  c.gerror_irq = kGerrorLine;
+  c.eventq_irq = kEventqLine;
+  return c;
+}
+
+class GerrorTest : public ::testing::Test {
+ protected:
+  GerrorTest() : mem_("mem"), master_("master"), smmu_("smmu", config(), &lines_, stats_, nullptr) {
+    smmu_.downstream.bind(mem_.socket);
+    master_.socket.bind(smmu_.upstream);
+    master_.regs.bind(smmu_.regs);
+  }
+
+  void wr(uint64_t off, uint64_t v, unsigned size = 4) {
+    bool ok = false;
+    smmu_.registers().write(off, size, v, &ok);
+    ASSERT_TRUE(ok) << std::hex << off;
+  }
+  uint32_t active() { return smmu_.registers().gerror_active(); }
+
+  // Command and event queues (64 entries each) and a stream table of 64
+  // invalid STEs; SMMUEN, CMDQEN, EVENTQEN. GERROR_IRQEN and EVENTQ_IRQEN as
+  // given; the GERROR MSI address when nonzero.
+  void bring_up(bool gerror_irqen, uint64_t gerror_msi = 0, uint64_t eventq_base = kEvtq, uint64_t eventq_msi = 0) {
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);  // end of elaboration
+    wr(reg::kCmdqBase, kCmdq | 6, 8);
+    wr(reg::kEventqBase, eventq_base | 6, 8);
+    wr(reg::kStrtabBase, kStrtab, 8);
+    wr(reg::kStrtabBaseCfg, 6);
+    if (gerror_msi) {
+      wr(reg::kGerrorIrqCfg0, gerror_msi, 8);
+      wr(reg::kGerrorIrqCfg0 + 8, 0x6E6E);  // GERROR_IRQ_CFG1: data
+    }
+    if (eventq_msi) {
+      wr(reg::kEventqIrqCfg0, eventq_msi, 8);
+      wr(reg::kEventqIrqCfg0 + 8, 0xE7E7);
+    }
+    wr(reg::kIrqCtrl, (gerror_irqen ? reg::irq_ctrl::kGerrorIrqEn.mask32() : 0) | reg::irq_ctrl::kEventqIrqEn.mask32());
+    wr(reg::kCr0, reg::cr0::kSmmuEn.mask32() | reg::cr0::kCmdqEn.mask32() | reg::cr0::kEventqEn.mask32());
+  }
+
+  void submit(const CommandWords& c) {
+    mem_.poke(kCmdq + 16 * prod_, c.data(), 16);
+    ++prod_;
+    wr(reg::kCmdqProd, prod_);
+    sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+  }
+
+  // A client transaction from StreamID 3 (its STE is invalid: C_BAD_STE).
+  tlm::tlm_response_status access() {
+    uint32_t data = 0;
+    tlm::tlm_generic_payload t;
+    t.set_command(tlm::TLM_READ_COMMAND);
+    t.set_address(0x4000'0000);
+    t.set_data_ptr(reinterpret_cast<unsigned char*>(&data));
+    t.set_data_length(4);
+    t.set_streaming_width(4);
+    StreamIdExtension ext(3, 0, false);
+    t.set_extension(&ext);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    master_.socket->b_transport(t, delay);
+    t.clear_extension(&ext);
+    return t.get_response_status();
+  }
+
+  unsigned msis_to(uint64_t a, uint32_t data) const {
+    unsigned n = 0;
+    for (const auto& w : mem_.writes) n += w.first == a && w.second == data;
+    return n;
+  }
+
+  StatsRegistry stats_;
+  Lines lines_;
+  Memory mem_;
+  Master master_;
+  Smmu smmu_;
+  uint32_t prod_ = 0;
+};
+
+const CommandWords kIllegal = {0xFF, 0};
+
+// IHI 0070 7.5, 7.5.1: CMDQ_ERR (here CERROR_ILL) triggers the wired GERROR
+// interrupt. Before the audit the error was activated but no interrupt sent.
+TEST_F(GerrorTest, Gerror75_CmdqErrRaisesWiredGerrorIrq) {
+  bring_up(true);
+  submit(kIllegal);
+  EXPECT_TRUE(active() & reg::gerror::kCmdqErr.mask32());
+  EXPECT_EQ(lines_.raised[kGerrorLine], 1u);
+  // Active already: a second error is not logged and triggers nothing (7.5).
+  submit(kIllegal);
+  EXPECT_EQ(lines_.raised[kGerrorLine], 1u);
+}
+
+// IHI 0070 7.5.1: with GERROR_IRQ_CFG0 set, the interrupt is an MSI.
+TEST_F(GerrorTest, Gerror751_CmdqErrSendsGerrorMsi) {
+  bring_up(true, kMsiTarget);
+  submit(kIllegal);
+  EXPECT_TRUE(active() & reg::gerror::kCmdqErr.mask32());
+  EXPECT_EQ(msis_to(kMsiTarget, 0x6E6E), 1u);
+  EXPECT_EQ(lines_.raised[kGerrorLine], 0u);
+}
+
+// IHI 0070 7.5.1: no GERROR interrupt while IRQ_CTRL.GERROR_IRQEN is 0.
+TEST_F(GerrorTest, Gerror751_NoInterruptWithoutGerrorIrqEn) {
+  bring_up(false, kMsiTarget);
+  submit(kIllegal);
+  EXPECT_TRUE(active() & reg::gerror::kCmdqErr.mask32());
+  EXPECT_EQ(msis_to(kMsiTarget, 0x6E6E), 0u);
+  EXPECT_EQ(lines_.raised[kGerrorLine], 0u);
+}
+
+// IHI 0070 7.5: an abort writing the event queue is EVENTQ_ABT_ERR.
+TEST_F(GerrorTest, Gerror75_EventqAbtErrRaisesGerrorIrq) {
+  bring_up(true, 0, kAbortBase);
+  EXPECT_EQ(access(), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_TRUE(active() & reg::gerror::kEventqAbtErr.mask32());
+  EXPECT_EQ(lines_.raised[kGerrorLine], 1u);
+}
+
+// IHI 0070 7.5: an aborted CMD_SYNC MSI is MSI_CMDQ_ABT_ERR.
+TEST_F(GerrorTest, Gerror75_MsiCmdqAbtErrRaisesGerrorIrq) {
+  bring_up(true);
+  submit(cmd_sync(SyncCs::kIrq, kAbortBase, 1));
+  EXPECT_TRUE(active() & reg::gerror::kMsiCmdqAbtErr.mask32());
+  EXPECT_EQ(lines_.raised[kGerrorLine], 1u);
+}
+
+// IHI 0070 7.5: an aborted event queue MSI is MSI_EVENTQ_ABT_ERR, with the
+// GERROR interrupt (an MSI here). Before the audit no GERROR interrupt.
+TEST_F(GerrorTest, Gerror75_MsiEventqAbtErrRaisesGerrorIrq) {
+  bring_up(true, kMsiTarget, kEvtq, kAbortBase);
+  EXPECT_EQ(access(), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_TRUE(active() & reg::gerror::kMsiEventqAbtErr.mask32());
+  EXPECT_EQ(msis_to(kMsiTarget, 0x6E6E), 1u);
+  EXPECT_EQ(lines_.raised[kEventqLine], 0u);
+}
+
+// IHI 0070 7.5.1: an aborted GERROR MSI is MSI_GERROR_ABT_ERR, which
+// triggers no GERROR interrupt (another MSI to the same address).
+TEST_F(GerrorTest, Gerror751_MsiGerrorAbtErrTriggersNoInterrupt) {
+  bring_up(true, kAbortBase);
+  submit(kIllegal);
+  EXPECT_EQ(active(), reg::gerror::kCmdqErr.mask32() | reg::gerror::kMsiGerrorAbtErr.mask32());
+  EXPECT_EQ(stats_.find_counter("smmu.msis")->value(), 1u);  // the failed one, no second
+  EXPECT_EQ(lines_.raised[kGerrorLine], 0u);
+}
+
+// IHI 0070 7.5, 12.3: entering Service Failure Mode activates SFM_ERR with
+// its interrupt; client transactions are terminated without an event and no
+// command is consumed; acknowledging it in GERRORN does not leave SFM.
+TEST_F(GerrorTest, Gerror75_SfmErrRaisesGerrorIrqAndStopsTheSmmu) {
+  bring_up(true);
+  smmu_.enter_service_failure_mode();
+  EXPECT_TRUE(active() & reg::gerror::kSfmErr.mask32());
+  EXPECT_EQ(lines_.raised[kGerrorLine], 1u);
+  const uint32_t evtq_prod = smmu_.registers().eventq_prod().value();
+  EXPECT_EQ(access(), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_EQ(smmu_.registers().eventq_prod().value(), evtq_prod) << "no event recorded";
+  submit(cmd_sync(SyncCs::kNone));
+  EXPECT_EQ(smmu_.registers().cmdq_cons().value(), 0u) << "no command consumed";
+  wr(reg::kGerrorn, smmu_.registers().gerror());
+  EXPECT_TRUE(smmu_.in_service_failure_mode());
+  EXPECT_EQ(access(), tlm::TLM_GENERIC_ERROR_RESPONSE);
+}
+
+}  // namespace
+}  // namespace smmu_vp::smmu
