@@ -15,7 +15,25 @@
 #include "common/payload.h"
 #include "common/tlm_time.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace smmu_vp {
+
+namespace {
+// After an escape: ASan unpoisons the stack a longjmp leaves, but it was
+// called on the signal stack, so the abandoned frames of the core's stack
+// (below this function's frame, down to the guard) keep their redzones.
+[[gnu::noinline]] void unpoison_abandoned_frames(uintptr_t stack_lo) {
+#if defined(__SANITIZE_ADDRESS__)
+  const uintptr_t here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  if (stack_lo && stack_lo < here) __asan_unpoison_memory_region(reinterpret_cast<void*>(stack_lo), here - stack_lo);
+#else
+  (void)stack_lo;
+#endif
+}
+}  // namespace
 
 CpuCore* CpuCore::current_ = nullptr;
 volatile std::sig_atomic_t CpuCore::stop_request_ = 0;
@@ -71,6 +89,7 @@ void CpuCore::run() {
     escape_armed_ = 0;
   } else {
     escape_armed_ = 0;
+    unpoison_abandoned_frames(guard_hi_);
     current_ = this;
     exit_code_ = -1;
     if (fault_.kind == StopKind::kInterrupted) {
