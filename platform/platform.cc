@@ -2,7 +2,13 @@
 
 #include "output/dma_trace_recorder.h"
 
+#include <csignal>
+#include <cstring>
 #include <thread>
+
+#include <fmt/format.h>
+
+#include "containment.h"
 
 #include "common/tlm_time.h"
 #include "hal/hal.h"
@@ -16,6 +22,9 @@ const char* RunResult::status_name(Status s) {
     case Status::kAppFailed: return "app-failed";
     case Status::kTimeLimit: return "time-limit";
     case Status::kDeadlock: return "deadlock";
+    case Status::kCrashed: return "crashed";
+    case Status::kHung: return "hung";
+    case Status::kInterrupted: return "interrupted";
   }
   return "?";
 }
@@ -26,6 +35,9 @@ int RunResult::exit_code() const {
     case Status::kAppFailed: return 3;
     case Status::kTimeLimit: return 4;
     case Status::kDeadlock: return 5;
+    case Status::kCrashed: return 7;
+    case Status::kHung: return 8;
+    case Status::kInterrupted: return 130;  // as a shell reports a process ended by SIGINT
   }
   return 1;
 }
@@ -92,19 +104,20 @@ void Platform::on_core_done(CpuCore& c) {
   if (failed_ || programs_done_ == programs_) sc_core::sc_stop();
 }
 
-RunResult Platform::run(const std::function<void(const Progress&)>& progress, double progress_interval_s) {
+// The main loop, in slices so that progress can be reported and limits checked.
+void Platform::simulate(RunResult& r, const std::function<void(const Progress&)>& progress,
+                        double progress_interval_s, const Containment* guard) {
   using clock = std::chrono::steady_clock;
   const auto wall0 = clock::now();
   auto last_report = wall0;
-  RunResult r;
   const Ps limit = cfg_.max_time_ps;
-  // Simulate in slices so that progress can be reported and limits checked.
   const Ps slice = ns_to_ps(100000.0);
   if (programs_ == 0) {
     r.status = RunResult::Status::kCompleted;
     r.message = "no app assigned to any core";
   }
   while (programs_ > 0) {
+    if (guard && guard->interrupt_signal()) { r.status = RunResult::Status::kInterrupted; break; }
     if (failed_) { r.status = RunResult::Status::kAppFailed; break; }
     if (programs_done_ == programs_) { r.status = RunResult::Status::kCompleted; break; }
     const Ps now = now_ps();
@@ -130,6 +143,68 @@ RunResult Platform::run(const std::function<void(const Progress&)>& progress, do
       progress({ps_to_ns(now_ps()), ps_to_ns(limit), programs_ - programs_done_,
                 std::chrono::duration<double>(last_report - wall0).count()});
     }
+  }
+}
+
+// sigsetjmp here, in a frame that changes nothing it keeps, so that a
+// siglongjmp from a handler (Containment, main_escape) finds it intact.
+bool Platform::simulate_contained(Containment& guard, RunResult& r,
+                                  const std::function<void(const Progress&)>& progress, double progress_interval_s) {
+  if (sigsetjmp(guard.main_escape(), 1) != 0) return false;
+  guard.arm_main(true);
+  simulate(r, progress, progress_interval_s, &guard);
+  guard.arm_main(false);
+  return true;
+}
+
+// What containment saw outranks what the main loop concluded: a crash, then a
+// hang, then an interruption.
+void Platform::containment_outcome(RunResult& r, const Containment& guard) const {
+  using Kind = CpuCore::StopKind;
+  for (Kind kind : {Kind::kCrashed, Kind::kHung}) {
+    for (unsigned i = 0; i < cpus_->size(); ++i) {
+      const CpuCore& c = cpus_->core(i);
+      if (c.fault().kind != kind) continue;
+      r.status = kind == Kind::kCrashed ? RunResult::Status::kCrashed : RunResult::Status::kHung;
+      r.message = "cpu" + std::to_string(i) + " (" + c.label() + "): " + c.failure();
+      return;
+    }
+    const CpuCore::Fault& f = guard.main_fault();
+    if (f.kind != kind) continue;
+    const std::string when = fmt::format("at {:.3f} us simulated", ps_to_ns(f.at) / 1000.0);
+    if (kind == Kind::kCrashed) {
+      r.status = RunResult::Status::kCrashed;
+      r.message = fmt::format("crashed outside every core's program (a device model or the simulator): {} at {:#x} {}",
+                              strsignal(f.signo), f.addr, when);
+    } else {
+      r.status = RunResult::Status::kHung;
+      r.message = fmt::format("hung: simulated time stood still for {} s of wall time with no core's program "
+                              "running (a device model or the simulator loops); stopped {}", guard.watchdog_s(), when);
+    }
+    return;
+  }
+  if (const int sig = guard.interrupt_signal()) {
+    unsigned running = 0;
+    for (unsigned i = 0; i < cpus_->size(); ++i)
+      running += cpus_->core(i).has_program() && !cpus_->core(i).finished();
+    r.status = RunResult::Status::kInterrupted;
+    r.message = fmt::format("interrupted by {} at {:.3f} us simulated with {} core(s) still running",
+                            sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : strsignal(sig),
+                            ps_to_ns(now_ps()) / 1000.0, running);
+  }
+}
+
+RunResult Platform::run(const std::function<void(const Progress&)>& progress, double progress_interval_s) {
+  using clock = std::chrono::steady_clock;
+  const auto wall0 = clock::now();
+  RunResult r;
+  std::unique_ptr<Containment> guard;
+  if (contain_) guard = std::make_unique<Containment>(*cpus_, watchdog_s_);
+  if (!guard) simulate(r, progress, progress_interval_s, nullptr);
+  else if (!simulate_contained(*guard, r, progress, progress_interval_s)) kernel_abandoned_ = true;
+  if (guard) {
+    containment_outcome(r, *guard);
+    guard.reset();  // before the results are written: the handlers are for the simulation only
   }
   r.wall_seconds = std::chrono::duration<double>(clock::now() - wall0).count();
   const Ps end = now_ps();

@@ -31,6 +31,7 @@ namespace smmu_vp {
 
 class HalContext;
 class DmaTraceRecorder;
+class Containment;
 
 struct CoreOutcome {
   unsigned cpu = 0;
@@ -46,7 +47,7 @@ struct CoreOutcome {
 };
 
 struct RunResult {
-  enum class Status { kCompleted, kAppFailed, kTimeLimit, kDeadlock };
+  enum class Status { kCompleted, kAppFailed, kTimeLimit, kDeadlock, kCrashed, kHung, kInterrupted };
   Status status = Status::kCompleted;
   std::string message;
   double sim_ns = 0;
@@ -77,6 +78,20 @@ class Platform {
   // called about every `progress_interval_s` of wall-clock time.
   RunResult run(const std::function<void(const Progress&)>& progress = nullptr, double progress_interval_s = 2.0);
 
+  // Makes run() contain crashes, hangs and SIGINT/SIGTERM (containment.h):
+  // status crashed, hung or interrupted instead of a dead or stuck process.
+  // watchdog_s: wall-clock seconds of simulated time standing still before
+  // the run counts as hung; 0 disables the watchdog.
+  void set_containment(double watchdog_s) {
+    contain_ = true;
+    watchdog_s_ = watchdog_s;
+  }
+  // After a run() stopped outside every core's program (a crash or hang in a
+  // model or the simulator): the kernel was left mid-step, so the results
+  // may be written but the process must end without SystemC's teardown
+  // (std::_Exit).
+  bool kernel_abandoned() const { return kernel_abandoned_; }
+
   // stats.json content: run outcome, every model's stats, and the wall-clock
   // section (the only part that differs between identical runs).
   nlohmann::json results_json(const RunResult& r) const;
@@ -95,6 +110,11 @@ class Platform {
 
  private:
   void on_core_done(CpuCore& core);
+  void simulate(RunResult& r, const std::function<void(const Progress&)>& progress, double progress_interval_s,
+                const Containment* guard);
+  bool simulate_contained(Containment& guard, RunResult& r, const std::function<void(const Progress&)>& progress,
+                          double progress_interval_s);
+  void containment_outcome(RunResult& r, const Containment& guard) const;
   void finalize_stats(Ps end);  // end: simulated end of the run
 
   config::RunConfig cfg_;
@@ -111,6 +131,9 @@ class Platform {
   unsigned programs_ = 0;
   unsigned programs_done_ = 0;
   bool failed_ = false;
+  bool contain_ = false;
+  double watchdog_s_ = 0;
+  bool kernel_abandoned_ = false;
   DmaTraceRecorder* recorder_ = nullptr;
 };
 

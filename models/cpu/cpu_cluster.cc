@@ -1,15 +1,43 @@
 #include "cpu/cpu_cluster.h"
 
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "common/payload.h"
 #include "common/tlm_time.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace smmu_vp {
 
+namespace {
+// After an escape: ASan unpoisons the stack a longjmp leaves, but it was
+// called on the signal stack, so the abandoned frames of the core's stack
+// (below this function's frame, down to the guard) keep their redzones.
+[[gnu::noinline]] void unpoison_abandoned_frames(uintptr_t stack_lo) {
+#if defined(__SANITIZE_ADDRESS__)
+  const uintptr_t here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  if (stack_lo && stack_lo < here) __asan_unpoison_memory_region(reinterpret_cast<void*>(stack_lo), here - stack_lo);
+#else
+  (void)stack_lo;
+#endif
+}
+}  // namespace
+
 CpuCore* CpuCore::current_ = nullptr;
+volatile std::sig_atomic_t CpuCore::stop_request_ = 0;
+volatile std::sig_atomic_t CpuCore::stop_acknowledged_ = 0;
 
 namespace {
 // Thrown by CpuCore::fatal, caught by CpuCore::run.
@@ -52,10 +80,26 @@ void CpuCore::run() {
   current_ = this;
   start_time_ = now();
   if (cluster_.trace()) program_slice_ = cluster_.trace()->begin(track_, label_, start_time_);
-  try {
-    exit_code_ = entry_();
-  } catch (const ProgramStopped&) {
+  process_ = sc_core::sc_get_current_process_b();
+  find_stack_guard();
+  // A signal handler's escape() lands here (sigsetjmp returns non-zero) with
+  // fault_ filled in; the program's frames are abandoned, not unwound.
+  if (sigsetjmp(escape_, 1) == 0) {
+    escape_armed_ = 1;
+    exit_code_ = run_program();
+    escape_armed_ = 0;
+  } else {
+    escape_armed_ = 0;
+    unpoison_abandoned_frames(guard_hi_);
+    current_ = this;
     exit_code_ = -1;
+    if (fault_.kind == StopKind::kInterrupted) {
+      // Stopped where it was: the core did not finish, the run ends now.
+      stop_acknowledged_ = 1;
+      sc_core::sc_stop();
+      return;
+    }
+    failure_ = describe_fault();
   }
   current_ = this;
   qk_.sync();
@@ -64,6 +108,127 @@ void CpuCore::run() {
   finish_time_ = now_ps();
   if (cluster_.trace()) cluster_.trace()->end(program_slice_, finish_time_);
   cluster_.core_done(*this);
+}
+
+// Apart from run() so that nothing run() keeps across sigsetjmp changes.
+int CpuCore::run_program() {
+  try {
+    return entry_();
+  } catch (const ProgramStopped&) {
+    return -1;
+  }
+}
+
+bool CpuCore::is_running() const {
+  return process_ != nullptr && sc_core::sc_get_current_process_b() == process_;
+}
+
+void CpuCore::escape(const Fault& f) {
+  fault_ = f;
+  siglongjmp(escape_, 1);
+}
+
+std::string CpuCore::describe_fault() const {
+  const Fault& f = fault_;
+  char when[64];
+  std::snprintf(when, sizeof when, "at %.3f us simulated", ps_to_ns(f.at) / 1000.0);
+  if (f.kind == StopKind::kHung)
+    return std::string("hung: never yielded to the simulator (no HAL call advanced simulated time) for the "
+                       "watchdog's period; stopped ") + when;
+  const bool data = f.signo == SIGSEGV || f.signo == SIGBUS;
+  const char* what = f.signo == SIGSEGV ? "SIGSEGV (invalid memory access)"
+                     : f.signo == SIGBUS ? "SIGBUS (bus error)"
+                     : f.signo == SIGFPE ? "SIGFPE (arithmetic fault, e.g. integer division by zero)"
+                     : f.signo == SIGILL ? "SIGILL (illegal instruction)"
+                                         : "a fatal signal";
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "crashed: %s %s %#" PRIxPTR, what, data ? "at address" : "at instruction", f.addr);
+  std::string s = buf;
+  // Where the code was: the function and the image (firmware .so or smmu-vp).
+  Dl_info info{};
+  if (f.pc && dladdr(reinterpret_cast<void*>(f.pc), &info) && info.dli_fname) {
+    const char* image = std::strrchr(info.dli_fname, '/');
+    image = image ? image + 1 : info.dli_fname;
+    if (info.dli_sname)
+      std::snprintf(buf, sizeof buf, " in %s+%#" PRIxPTR " (%s)", info.dli_sname,
+                    f.pc - reinterpret_cast<uintptr_t>(info.dli_saddr), image);
+    else
+      std::snprintf(buf, sizeof buf, " in %s+%#" PRIxPTR, image, f.pc - reinterpret_cast<uintptr_t>(info.dli_fbase));
+    s += buf;
+  }
+  s += std::string(", ") + when;
+  if (f.stack_overflow) {
+    std::snprintf(buf, sizeof buf, " (stack overflow: the address is in the guard under the core's %" PRIu64
+                  " KiB stack, platform.cpu.stack_kib)", cluster_.config().stack_kib);
+    s += buf;
+  } else if (f.signo == SIGSEGV && f.addr < 4096) {
+    s += " (a NULL pointer dereference)";
+  }
+  return s;
+}
+
+void CpuCore::on_stop_request() {
+  const auto kind = static_cast<StopKind>(stop_request_);
+  if (kind == StopKind::kHung) {
+    // The first core to get here is the one that kept the simulator from
+    // advancing (it runs, time stands still); unwinds like fatal().
+    stop_request_ = 0;
+    fault_ = Fault{};
+    fault_.kind = StopKind::kHung;
+    fault_.signo = SIGALRM;
+    fault_.at = now();
+    failure_ = describe_fault();
+    throw ProgramStopped{};
+  }
+  if (kind == StopKind::kInterrupted && !stop_acknowledged_) {
+    stop_acknowledged_ = 1;
+    sc_core::sc_stop();
+  }
+}
+
+// SystemC 2.3.4 built with QuickThreads (Debian's libsystemc) mmaps each
+// thread's stack and mprotects its lowest page (sc_cor_qt::stack_protect,
+// called from sc_thread_process::prepare_for_simulation), so running off the
+// end of a core's stack faults. A frame larger than a page can step over one
+// page, though, so the lowest kExtraGuard bytes of the stack are protected
+// too. The layout is checked in /proc/self/maps first: a PROT_NONE page right
+// under the read-write mapping that holds this frame, no more than a stack's
+// size below it; otherwise nothing is changed and a warning says so.
+void CpuCore::find_stack_guard() {
+  constexpr uintptr_t kExtraGuard = 64 * 1024;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  const uintptr_t stack_size = (cluster_.config().stack_kib * 1024 + page - 1) / page * page;
+  std::ifstream maps("/proc/self/maps");
+  uintptr_t prev_lo = 0, prev_hi = 0;
+  bool prev_none = false;
+  for (std::string line; std::getline(maps, line);) {
+    uintptr_t lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " %4s", &lo, &hi, perms) != 3) continue;
+    if (frame >= lo && frame < hi) {
+      if (prev_none && prev_hi == lo && frame - lo <= stack_size) {
+        guard_lo_ = prev_lo;
+        guard_hi_ = lo;
+        if (frame - lo > 4 * kExtraGuard && mprotect(reinterpret_cast<void*>(lo), kExtraGuard, PROT_NONE) == 0) {
+          extra_guard_ = lo;
+          guard_hi_ = lo + kExtraGuard;
+        }
+      }
+      break;
+    }
+    prev_lo = lo;
+    prev_hi = hi;
+    prev_none = std::strncmp(perms, "---", 3) == 0;
+  }
+  if (!guard_hi_)
+    std::fprintf(stderr, "smmu-vp: warning: %s: found no guard page under this core's stack; a stack overflow may "
+                 "corrupt memory instead of stopping the run\n", name());
+}
+
+CpuCore::~CpuCore() {
+  // The stack may go back to an allocator: leave it as SystemC made it.
+  if (extra_guard_) mprotect(reinterpret_cast<void*>(extra_guard_), 64 * 1024, PROT_READ | PROT_WRITE);
 }
 
 Ps CpuCore::idle_ps(Ps end) const {
@@ -84,11 +249,12 @@ void CpuCore::fatal(const std::string& why) {
 Ps CpuCore::now() const { return sc_to_ps(qk_.get_current_time()); }
 
 void CpuCore::advance(Ps ps) {
+  if (stop_request_) on_stop_request();
   qk_.inc(ps_to_sc(ps));
   if (qk_.need_sync()) sync();
 }
 
-void CpuCore::sync() {
+void CpuCore::sync_now() {
   qk_.sync();
   after_wait();
   if (!irq_masked_) take_interrupts();

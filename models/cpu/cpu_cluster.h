@@ -13,6 +13,9 @@
 // counters, so accounting adds no wait and changes no timing.
 #pragma once
 
+#include <csetjmp>
+#include <csignal>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -56,6 +59,7 @@ class CpuCore : public sc_core::sc_module {
 
   SC_HAS_PROCESS(CpuCore);
   CpuCore(sc_core::sc_module_name name, unsigned id, CpuCluster& cluster);
+  ~CpuCore() override;
 
   // The core whose thread is running now; nullptr outside sw/ code.
   static CpuCore* current() { return current_; }
@@ -72,7 +76,10 @@ class CpuCore : public sc_core::sc_module {
   void advance(Ps ps);
   void cycles(uint64_t n) { advance(n * cycle_ps_); }
   Ps cycle_ps() const { return cycle_ps_; }
-  void sync();
+  void sync() {
+    if (stop_request_) on_stop_request();
+    sync_now();
+  }
 
   // ---- bus: false on a bus error (data of a failed read is all ones)
   bool access(bool is_write, uint64_t addr, void* data, unsigned len);
@@ -99,6 +106,36 @@ class CpuCore : public sc_core::sc_module {
   // unwind tables for this), so nothing the program held is left behind.
   [[noreturn]] void fatal(const std::string& why);
 
+  // ---- containment (platform/containment.h). A program that crashes or
+  // never yields is stopped from a signal handler: the handler fills a Fault
+  // and escape()s, a siglongjmp back into run() on this core's own stack, so
+  // the core ends like a failed program and the simulation winds down
+  // normally. Everything marked async-signal-safe only reads plain members.
+  enum class StopKind : int { kNone = 0, kCrashed, kHung, kInterrupted };
+  struct Fault {
+    StopKind kind = StopKind::kNone;
+    int signo = 0;          // the host signal (SIGSEGV, SIGALRM for the watchdog, SIGINT ...)
+    int code = 0;           // its si_code
+    uintptr_t addr = 0;     // si_addr: the faulting address
+    uintptr_t pc = 0;       // the instruction that faulted (0: unknown)
+    Ps at = 0;              // the core's simulated time then
+    bool stack_overflow = false;  // `addr` lies in the guard below the core's stack
+  };
+  // Whether this core's thread is the SystemC process running now (async-signal-safe).
+  bool is_running() const;
+  // Whether run() can take an escape now: the program is under way (async-signal-safe).
+  bool escapable() const { return escape_armed_ != 0; }
+  // Whether `addr` is in the guard pages under this core's stack (async-signal-safe).
+  bool in_stack_guard(uintptr_t addr) const { return addr >= guard_lo_ && addr < guard_hi_; }
+  // Async-signal-safe; only from a signal handler running for this core's thread.
+  [[noreturn]] void escape(const Fault& f);
+  const Fault& fault() const { return fault_; }
+  // Asks every core to stop at its next synchronisation point (set from a
+  // signal handler): kHung fails the first core that sees it, kInterrupted
+  // stops the simulation (sc_stop) leaving the cores where they are.
+  static void request_stop(StopKind kind) { stop_request_ = static_cast<int>(kind); }
+  static void clear_stop_request() { stop_request_ = 0; stop_acknowledged_ = 0; }
+
   // ---- outcome
   bool finished() const { return finished_; }
   int exit_code() const { return exit_code_; }
@@ -117,11 +154,25 @@ class CpuCore : public sc_core::sc_module {
 
  private:
   void run();
+  int run_program();
+  void on_stop_request();
+  void sync_now();
+  void find_stack_guard();
+  std::string describe_fault() const;
   void take_interrupts();
   void end_sleep_slice(TraceSink::SliceId slice, Ps from, Ps to);
   void after_wait() { current_ = this; }
 
   static CpuCore* current_;
+  static volatile std::sig_atomic_t stop_request_;       // a StopKind
+  static volatile std::sig_atomic_t stop_acknowledged_;  // kInterrupted: sc_stop issued
+
+  sigjmp_buf escape_;
+  volatile std::sig_atomic_t escape_armed_ = 0;
+  Fault fault_;
+  sc_core::sc_process_b* process_ = nullptr;
+  uintptr_t guard_lo_ = 0, guard_hi_ = 0;  // guard pages under the stack
+  uintptr_t extra_guard_ = 0;              // start of the pages find_stack_guard() protected
 
   unsigned id_;
   CpuCluster& cluster_;

@@ -2,7 +2,8 @@
 // apps, print the config reference.
 // Exit codes: 0 success, 1 internal error, 2 bad input (command line, config,
 // firmware, output directory), 3 an app failed (sweep: a point failed),
-// 4 time limit, 5 deadlock.
+// 4 time limit, 5 deadlock, 6 --strict found problems, 7 a program crashed,
+// 8 hung (the watchdog fired), 130 interrupted (SIGINT/SIGTERM; sweep too).
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +87,7 @@ struct RunArgs {
   std::string record_trace;
   bool quiet = false;
   bool strict = false;
+  double watchdog_s = 60;
 };
 
 std::vector<const hal_app*> builtin_apps() {
@@ -172,6 +174,7 @@ int run(const RunArgs& a) {
     return kExitBadInput;
   }
   smmu_vp::Platform& platform = *built;
+  platform.set_containment(a.watchdog_s);
   std::unique_ptr<smmu_vp::DmaTraceRecorder> recorder;
   if (!a.record_trace.empty()) {
     try {
@@ -187,6 +190,14 @@ int run(const RunArgs& a) {
                              p.sim_ns / 1e6, 100.0 * p.sim_ns / p.limit_ns, p.cores_running, p.wall_seconds);
   };
   const smmu_vp::RunResult r = a.quiet ? platform.run() : platform.run(progress);
+  // After a run stopped mid-step in the simulator itself, SystemC's teardown
+  // is not safe to run: the results are written, then the process ends.
+  auto finish = [&platform](int rc) {
+    if (!platform.kernel_abandoned()) return rc;
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(rc);
+  };
   if (trace) trace->close();
   if (recorder) {
     platform.record_dma_trace(nullptr);
@@ -194,20 +205,20 @@ int run(const RunArgs& a) {
   }
   if (!write_json(out / "stats.json", platform.results_json(r))) {
     std::cerr << "smmu-vp: cannot write " << (out / "stats.json") << "\n";
-    return kExitInternal;
+    return finish(kExitInternal);
   }
   smmu_vp::print_summary(std::cout, platform, r);
   std::cout << "results in " << out.string() << "/ (stats.json, config.json" << (a.trace ? ", trace.json" : "") << ")\n";
   if (recorder) std::cout << "trace: " << recorder->records() << " records in " << recorder->path() << "\n";
   if (recorder && !recorder->error().empty()) {
     std::cerr << "smmu-vp: --record-trace: " << recorder->error() << " (the trace is incomplete)\n";
-    return kExitInternal;
+    return finish(kExitInternal);
   }
   if (a.strict && r.exit_code() == 0 && !smmu_vp::run_problems(platform).empty()) {
     std::cerr << "smmu-vp: --strict: the run met hardware errors (see \"problems\" above)\n";
-    return kExitProblems;
+    return finish(kExitProblems);
   }
-  return r.exit_code();
+  return finish(r.exit_code());
 }
 
 void list_apps() {
@@ -246,6 +257,10 @@ int sc_main(int argc, char** argv) {
   run_cmd->add_option("--record-trace", ra.record_trace,
                       "Write the run's DMA-API calls, SMMU transactions, faults and commands to FILE in the smmu-vp trace format (traces/README.md; gzip when FILE ends in .gz)");
   run_cmd->add_flag("--quiet", ra.quiet, "No progress lines on stderr");
+  run_cmd->add_option("--watchdog", ra.watchdog_s,
+                      "Stop the run as hung (exit 8) when simulated time has not advanced for SECONDS of wall time "
+                      "(a program looping without HAL calls); 0 disables")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   run_cmd->add_flag("--strict", ra.strict, "Fail the run (exit 6) when it met any hardware error the summary lists under problems");
 
   smmu_vp::cli::SweepArgs sa;
@@ -257,6 +272,10 @@ int sc_main(int argc, char** argv) {
   sweep_cmd->add_option("--jobs,-j", sa.jobs, "Points run at once (default: one per hardware thread)")->check(CLI::Range(1u, 4096u));
   sweep_cmd->add_option("--seed", sa.seed, "Seed of hal_random() at every point (overrides scenario.seed)")
       ->check(kNotNegative);
+  sweep_cmd->add_option("--point-timeout", sa.point_timeout_s,
+                        "Stop a point that runs longer than SECONDS of wall time (SIGTERM, then SIGKILL) and report it "
+                        "as \"timeout\"; 0: no limit")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   sweep_cmd->add_option("--format", sa.format, "Rendering of the table on stdout")
       ->check(CLI::IsMember({"table", "csv", "markdown"}))->capture_default_str();
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -27,6 +28,7 @@ using nlohmann::ordered_json;
 constexpr int kExitOk = 0;
 constexpr int kExitBadInput = 2;
 constexpr int kExitPointFailed = 3;
+constexpr int kExitInterrupted = 130;
 
 struct Plan {
   SweepSpec spec;
@@ -114,25 +116,31 @@ unsigned job_count(unsigned requested) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-std::vector<ChildOutcome> run_points(const SweepArgs& a, const Plan& plan) {
+// Sets `stop_signal` to the SIGINT/SIGTERM that interrupted the sweep, else 0.
+std::vector<ChildOutcome> run_points(const SweepArgs& a, const Plan& plan, int& stop_signal) {
   const std::string exe = self_executable();
   const std::vector<ChildSpec> specs = child_specs(a, exe, plan.points);
   std::vector<ChildOutcome> outcomes(specs.size());
   size_t finished = 0;
-  run_children(exe, specs, job_count(a.jobs), [&](size_t i, const ChildOutcome& o) {
+  stop_signal = run_children(exe, specs, {job_count(a.jobs), a.point_timeout_s}, [&](size_t i, const ChildOutcome& o) {
     outcomes[i] = o;
+    if (o.not_started) return;  // listed once at the end
     const std::string result =
         o.ok() ? fmt::format("ok {:.1f} s", o.wall_seconds)
-               : fmt::format("failed with {} after {:.1f} s; output in {}/ (run.log)", o.describe(), o.wall_seconds,
-                             point_dir(a, plan.points[i]).string());
+               : fmt::format("{} with {} after {:.1f} s; output in {}/ (run.log)", o.status(), o.describe(),
+                             o.wall_seconds, point_dir(a, plan.points[i]).string());
     std::cerr << fmt::format("[{}/{}] {}: {}\n", ++finished, specs.size(), plan.points[i].describe(plan.spec), result);
   });
   return outcomes;
 }
 
-std::vector<Cell> point_cells(const SweepSpec& spec, const fs::path& stats_path, bool ok) {
+std::vector<Cell> point_cells(const SweepSpec& spec, const fs::path& stats_path, const ChildOutcome& o) {
   std::vector<Cell> row(spec.columns.size());
-  if (!ok) return row;  // every cell kFailed
+  if (o.not_started || o.timed_out || o.interrupted) {
+    for (Cell& c : row) c = {Cell::Kind::kUnfinished, 0, o.status()};
+    return row;
+  }
+  if (!o.ok()) return row;  // every cell kFailed
   json stats;
   try {
     stats = parse<json>(read_text(stats_path.string()), stats_path.string());
@@ -148,7 +156,7 @@ std::vector<std::vector<Cell>> collect_cells(const SweepArgs& a, const Plan& pla
                                              const std::vector<ChildOutcome>& outcomes) {
   std::vector<std::vector<Cell>> cells;
   for (size_t p = 0; p < plan.points.size(); ++p)
-    cells.push_back(point_cells(plan.spec, point_dir(a, plan.points[p]) / "stats.json", outcomes[p].ok()));
+    cells.push_back(point_cells(plan.spec, point_dir(a, plan.points[p]) / "stats.json", outcomes[p]));
   return cells;
 }
 
@@ -163,7 +171,7 @@ bool report_missing(const SweepArgs& a, const Plan& plan, const std::vector<std:
       const Cell& cell = cells[p][c];
       any_value = any_value || cell.kind == Cell::Kind::kValue;
       any_missing = any_missing || cell.kind == Cell::Kind::kMissing;
-      if (warned || cell.problem.empty()) continue;
+      if (warned || cell.problem.empty() || cell.kind == Cell::Kind::kUnfinished) continue;
       std::cerr << fmt::format("smmu-vp: warning: column \"{}\": {} (at {}, {}); shown as -\n", title, cell.problem,
                                plan.points[p].describe(plan.spec), (point_dir(a, plan.points[p]) / "stats.json").string());
       warned = true;
@@ -193,7 +201,7 @@ ordered_json point_json(const Plan& plan, size_t p, const ChildOutcome& o, const
   return ordered_json{{"labels", labels},
                       {"dir", pt.dir_name},
                       {"overrides", pt.overrides},
-                      {"status", o.ok() ? "ok" : "failed"},
+                      {"status", o.status()},
                       {"outcome", o.describe()},
                       {"values", values}};
 }
@@ -238,7 +246,8 @@ int run_sweep(const SweepArgs& a, const std::vector<const hal_app*>& apps) {
     return kExitBadInput;
   }
 
-  const std::vector<ChildOutcome> outcomes = run_points(a, plan);
+  int stop_signal = 0;
+  const std::vector<ChildOutcome> outcomes = run_points(a, plan, stop_signal);
   const std::vector<std::vector<Cell>> cells = collect_cells(a, plan, outcomes);
   const bool all_found = report_missing(a, plan, cells);
   const Table table = make_table(plan.spec, plan.points, cells);
@@ -253,8 +262,18 @@ int run_sweep(const SweepArgs& a, const std::vector<const hal_app*>& apps) {
     return kExitBadInput;
   }
   const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const ChildOutcome& o) { return !o.ok(); });
+  std::string unfinished;
+  for (size_t p = 0; p < outcomes.size(); ++p)
+    if (outcomes[p].not_started || outcomes[p].interrupted || outcomes[p].timed_out)
+      unfinished += fmt::format("  {}: {}\n", plan.points[p].describe(plan.spec), outcomes[p].describe());
+  if (stop_signal)
+    std::cerr << fmt::format("sweep: interrupted by {}; these points did not finish:\n{}",
+                             stop_signal == SIGINT ? "SIGINT" : "SIGTERM", unfinished);
+  else if (!unfinished.empty())
+    std::cerr << "sweep: these points did not finish (--point-timeout):\n" << unfinished;
   std::cerr << fmt::format("sweep: {} points, {} failed, {:.1f} s wall; results in {}/ (sweep.csv, sweep.json, a directory per point)\n",
                            plan.points.size(), failed, wall, a.out);
+  if (stop_signal) return kExitInterrupted;
   if (failed) return kExitPointFailed;
   return all_found ? kExitOk : kExitBadInput;
 }

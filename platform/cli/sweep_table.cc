@@ -68,6 +68,7 @@ std::string cell_text(const Cell& cell, unsigned digits) {
   switch (cell.kind) {
     case Cell::Kind::kValue: return fmt::format("{:.{}f}", cell.value, digits);
     case Cell::Kind::kFailed: return "failed";
+    case Cell::Kind::kUnfinished: return cell.problem;
     case Cell::Kind::kMissing:
     case Cell::Kind::kUndefined: return "-";
   }

@@ -17,10 +17,11 @@ struct Cell {
     kFailed,     // the point's run failed
     kMissing,    // the stat is not in stats.json (or is not a number)
     kUndefined,  // a ratio whose denominator is 0
+    kUnfinished, // the point did not finish: `problem` says how ("timeout", "interrupted", "not-run")
   };
   Kind kind = Kind::kFailed;
   double value = 0;
-  std::string problem;  // why there is no value, for kMissing and kUndefined
+  std::string problem;  // why there is no value, for kMissing, kUndefined and kUnfinished
 };
 
 // The column's value in one point's stats.json.
