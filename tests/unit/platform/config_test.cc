@@ -286,6 +286,22 @@ TEST_F(PlatformFile, InvalidJsonIsAnError) {
   }
 }
 
+// A number no double holds (found by an earlier fuzzing trial; the fuzz_config
+// corpus keeps it): an error naming the file, like any invalid JSON, not a
+// crash, an infinity or a silently clamped seed.
+TEST_F(PlatformFile, NumberOverflowNamesTheFile) {
+  write("overflow.json", R"({"scenario": {"seed": 1e400}})");
+  try {
+    load_run_config(dir_ + "/overflow.json", {}, kTestApps);
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir_ + "/overflow.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+  }
+  // As a --set value it is not JSON either: taken as a string, rejected by the schema.
+  EXPECT_THROW(build(base_doc(), {"scenario.seed=1e400"}), ConfigError);
+}
+
 TEST_F(PlatformFile, ContentErrorsKeepTheirPath) {
   write("bad.json", R"({"cpu": {"count": 0}})");
   try {
