@@ -561,6 +561,19 @@ TEST(Overrides, BadSyntax) {
   EXPECT_TRUE(override_fails_at("platform.cpu.count.x=1", "/platform/cpu/count/x", "inside a number"));
 }
 
+// Found by fuzz_config: a --set value (or path) that is not UTF-8 was stored
+// as a string and made the loader throw json::type_error from dump().
+TEST(Overrides, NotUtf8IsAConfigError) {
+  for (const std::string bad : {"platform.cpu.count=\xb8", "scenario.name=ab\xff", "platform.devices.\xc3=1"}) {
+    json doc = json::object();
+    EXPECT_THROW(apply_override(doc, bad), ConfigError) << bad;
+    EXPECT_THROW(build(base_doc(), {bad}), ConfigError) << bad;
+  }
+  json doc = json::object();
+  apply_override(doc, "scenario.name=caf\xc3\xa9");  // UTF-8 is fine
+  EXPECT_EQ(doc["scenario"]["name"], "caf\xc3\xa9");
+}
+
 TEST(Overrides, ValuesAreStillValidated) {
   EXPECT_TRUE(fails_at(base_doc(), "/platform/cpu/count", {"expected an unsigned integer"}, {"platform.cpu.count=lots"}));
   EXPECT_TRUE(fails_at(base_doc(), "/platform/cpu/typo", {"unknown key"}, {"platform.cpu.typo=1"}));
