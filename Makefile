@@ -5,6 +5,9 @@
 #   make test       ... then run every test through CTest
 #   make bench      ... then run the wall-clock benchmarks
 #   make docs       ... then regenerate the reference section of docs/config.md
+#   make fuzz       build the libFuzzer harnesses (clang, ASan+UBSan) into build-fuzz/ and run
+#                   each for FUZZ_SECONDS (default 60); fails on any crash (README "Fuzzing")
+#   make fuzz-smoke the same, 10 s each (CI)
 #   SANITIZE=1      build with ASan+UBSan into build-asan/ (e.g. make test SANITIZE=1)
 #   WERROR=1        treat warnings as errors (CI does)
 
@@ -23,7 +26,12 @@ CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 SCENARIO ?= platform/scenarios/default.json
 OUT ?= $(BUILD)/out/default
 
-.PHONY: all deps configure build run test bench docs clean
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD ?= build-fuzz
+# Harnesses to run (default: every one built), e.g. FUZZ_TARGETS="fuzz_config fuzz_dma_trace".
+FUZZ_TARGETS ?=
+
+.PHONY: all deps configure build run test bench docs clean fuzz-build fuzz fuzz-smoke
 all: build
 
 deps:
@@ -50,5 +58,18 @@ bench: build
 docs: build
 	bash scripts/update-config-doc.sh $(BUILD)/smmu-vp
 
+# Its own build directory: clang, every library instrumented, no tests or benchmarks.
+fuzz-build: deps
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSMMU_VP_FUZZ=ON -DSMMU_VP_BUILD_TESTS=OFF \
+	  -DSMMU_VP_BUILD_BENCHMARKS=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
+
+fuzz: fuzz-build
+	bash scripts/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
+
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

@@ -1,5 +1,9 @@
 # Project-wide warnings and sanitizers, applied to our own targets only.
 set(SMMU_VP_WARNINGS -Wall -Wextra -Wshadow=local -Wformat=2 -Wundef)
+# clang (the fuzz build) spells GCC's -Wshadow=local differently.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  set(SMMU_VP_WARNINGS -Wall -Wextra -Wshadow-uncaptured-local -Wformat=2 -Wundef)
+endif()
 set(SMMU_VP_CXX_WARNINGS ${SMMU_VP_WARNINGS} -Wnon-virtual-dtor -Woverloaded-virtual)
 set(SMMU_VP_C_WARNINGS ${SMMU_VP_WARNINGS} -Wstrict-prototypes -Wmissing-prototypes)
 if(SMMU_VP_WERROR)
@@ -9,6 +13,18 @@ endif()
 
 if(SMMU_VP_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# The fuzz build: every library is instrumented for coverage and sanitizers;
+# the harness executables add -fsanitize=fuzzer (libFuzzer's main) themselves.
+if(SMMU_VP_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "SMMU_VP_FUZZ needs clang (configure with CC=clang CXX=clang++; `make fuzz` does)")
+  endif()
+  set(SMMU_VP_FUZZ_FLAGS -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+      -fno-sanitize-recover=undefined)
+  add_compile_options(${SMMU_VP_FUZZ_FLAGS})
   add_link_options(-fsanitize=address,undefined)
 endif()
 

@@ -14,6 +14,8 @@ packages=(
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev      # wall-clock benchmarks
   gcc-aarch64-linux-gnu # freestanding aarch64 build check of sw/
+  clang                 # the fuzz build (make fuzz): libFuzzer is clang's
+  libclang-rt-14-dev    # libFuzzer and the sanitizer runtimes for clang 14
 )
 
 missing=()

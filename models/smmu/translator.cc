@@ -130,6 +130,17 @@ void Translator::note_done(Ps arrival, Ps done) {
   else v.insert(it, {arrival, done});
 }
 
+void Translator::reset() {
+  for_each_tlb([](Tlb& t) { t.invalidate_all(); });
+  walk_cache_.invalidate_all();
+  config_cache_.invalidate_all();
+  constexpr Ps kEndOfTime = ~Ps{0};
+  translation_slots_.retire(kEndOfTime);
+  walker_slots_.retire(kEndOfTime);
+  done_by_arrival_.clear();
+  last_seen_valid_.clear();
+}
+
 Ps Translator::drained_by(Ps t) const {
   Ps latest = 0;
   for (auto it = done_by_arrival_.begin(); it != done_by_arrival_.end() && it->arrival <= t; ++it)

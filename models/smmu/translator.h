@@ -86,6 +86,12 @@ class Translator {
   // When every translation that arrived by `t` has completed (for CMD_SYNC,
   // which must not complete while one could still use an invalidated entry).
   Ps drained_by(Ps t) const;
+  // Back to the state of a new Translator at time 0, without rebuilding it:
+  // every TLB, the walk cache and the configuration cache emptied, slot
+  // reservations and in-flight bookkeeping forgotten. Statistics keep
+  // counting (the registry outlives runs). The fuzz harnesses reuse one
+  // Translator per process this way; a new one costs far more than a run.
+  void reset();
 
   // Stale-entry check (a debugging aid, off by default): every translation
   // served from the TLB is checked against the tables in memory at that

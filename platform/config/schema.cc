@@ -311,6 +311,14 @@ void apply_override(json& doc, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw ConfigError("--set " + assignment, "expected path=value, e.g. platform.dram.read_latency_ns=100");
+  // JSON strings are UTF-8: a path or value that is not would be stored as is
+  // and make every later dump() of the document (error messages, the
+  // resolved config.json) throw json::type_error. Found by fuzz_config.
+  try {
+    (void)json(assignment).dump();
+  } catch (const json::type_error&) {
+    throw ConfigError("--set", "not valid UTF-8");
+  }
   const std::string dotted = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   json value = json::parse(text, nullptr, false);

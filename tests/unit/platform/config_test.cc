@@ -286,6 +286,22 @@ TEST_F(PlatformFile, InvalidJsonIsAnError) {
   }
 }
 
+// A number no double holds (found by an earlier fuzzing trial; the fuzz_config
+// corpus keeps it): an error naming the file, like any invalid JSON, not a
+// crash, an infinity or a silently clamped seed.
+TEST_F(PlatformFile, NumberOverflowNamesTheFile) {
+  write("overflow.json", R"({"scenario": {"seed": 1e400}})");
+  try {
+    load_run_config(dir_ + "/overflow.json", {}, kTestApps);
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir_ + "/overflow.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+  }
+  // As a --set value it is not JSON either: taken as a string, rejected by the schema.
+  EXPECT_THROW(build(base_doc(), {"scenario.seed=1e400"}), ConfigError);
+}
+
 TEST_F(PlatformFile, ContentErrorsKeepTheirPath) {
   write("bad.json", R"({"cpu": {"count": 0}})");
   try {
@@ -543,6 +559,19 @@ TEST(Overrides, BadSyntax) {
   EXPECT_TRUE(override_fails_at("scenario.apps.-1.app=x", "/scenario/apps/-1", "index out of range"));
   EXPECT_TRUE(override_fails_at("scenario.name.first=x", "/scenario/name/first", "inside a string"));
   EXPECT_TRUE(override_fails_at("platform.cpu.count.x=1", "/platform/cpu/count/x", "inside a number"));
+}
+
+// Found by fuzz_config: a --set value (or path) that is not UTF-8 was stored
+// as a string and made the loader throw json::type_error from dump().
+TEST(Overrides, NotUtf8IsAConfigError) {
+  for (const std::string bad : {"platform.cpu.count=\xb8", "scenario.name=ab\xff", "platform.devices.\xc3=1"}) {
+    json doc = json::object();
+    EXPECT_THROW(apply_override(doc, bad), ConfigError) << bad;
+    EXPECT_THROW(build(base_doc(), {bad}), ConfigError) << bad;
+  }
+  json doc = json::object();
+  apply_override(doc, "scenario.name=caf\xc3\xa9");  // UTF-8 is fine
+  EXPECT_EQ(doc["scenario"]["name"], "caf\xc3\xa9");
 }
 
 TEST(Overrides, ValuesAreStillValidated) {

@@ -214,6 +214,28 @@ TEST_F(TranslatorTest, DrainedByCoversTranslationsThatArrivedBefore) {
   EXPECT_EQ(translator_.drained_by(2'000'000), 0u);
 }
 
+// reset() (the fuzz harnesses reuse one Translator per process): a run after
+// it behaves exactly like the first run of a new Translator, timing included.
+TEST_F(TranslatorTest, ResetForgetsCachesAndReservations) {
+  const TranslationResult first = translate(3, 0x4000'0123);
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE(first.tlb_hit);
+  ASSERT_TRUE(translate(3, 0x4000'0123).tlb_hit);
+  EXPECT_NE(translator_.drained_by(0), 0u);
+  translator_.reset();
+  EXPECT_EQ(translator_.tlb().size(), 0u);
+  EXPECT_EQ(translator_.walk_cache().valid_entries(), 0u);
+  EXPECT_EQ(translator_.config_cache().ste_size(), 0u);
+  EXPECT_EQ(translator_.config_cache().cd_size(), 0u);
+  EXPECT_EQ(translator_.drained_by(~Ps{0}), 0u);
+  // Time 0 again: same walk, same completion time (no slot is still reserved).
+  const TranslationResult again = translate(3, 0x4000'0123);
+  EXPECT_FALSE(again.tlb_hit);
+  EXPECT_EQ(again.pa, first.pa);
+  EXPECT_EQ(again.done, first.done);
+  EXPECT_EQ(counter("smmu.translations"), 3u);  // statistics keep counting
+}
+
 TEST_F(TranslatorTest, StaleCheckCountsHitsOnRemovedMappings) {
   translator_.enable_stale_check(mem_);
   const TranslationResult miss = translate(3, 0x4000'0000);

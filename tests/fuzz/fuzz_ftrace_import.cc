@@ -1,0 +1,67 @@
+// fuzz_ftrace_import: the Linux ftrace importer (platform/dmatrace/
+// ftrace_import.h), FtraceImporter::parse_line on every line of the input,
+// twice: with skip_malformed off (a malformed line of a known event throws
+// TraceError, the next line goes on with the same importer, as a caller that
+// reports and continues would) and on (nothing may throw). The first byte
+// picks the import options (device numbering, a configured device). Every
+// record the importer gives must format and parse back in our format.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "dmatrace/dma_trace.h"
+#include "dmatrace/ftrace_import.h"
+
+using namespace smmu_vp::dmatrace;
+
+namespace {
+
+void check_record(const Record& r) {
+  std::string line;
+  format_record(r, line);
+  Record back;
+  try {
+    parse_record(std::string_view(line), 1.0, back);
+  } catch (const std::invalid_argument&) {
+    std::abort();  // the importer made a record our own format cannot hold
+  }
+  if (back != r) std::abort();
+}
+
+void run(const char* text, size_t size, uint8_t mode, bool skip_malformed) {
+  ImportOptions opt;
+  opt.skip_malformed = skip_malformed;
+  opt.number_devices = mode & 1;
+  opt.default_sid = (mode >> 1) & 7;
+  if (mode & 0x10) opt.device_sids["0000:01:00.0"] = 2;
+  FtraceImporter imp(opt, "<fuzz>");
+  Record rec;
+  uint64_t line_no = 0;
+  size_t pos = 0;
+  while (pos < size) {
+    const char* b = text + pos;
+    const char* nl = static_cast<const char*>(std::memchr(b, '\n', size - pos));
+    const size_t len = nl ? static_cast<size_t>(nl - b) : size - pos;
+    pos += len + 1;
+    ++line_no;
+    try {
+      if (imp.parse_line(b, len, line_no, rec)) check_record(rec);
+    } catch (const TraceError&) {
+      if (skip_malformed) std::abort();  // skip_malformed promises no throw
+    }
+  }
+  const ImportStats& s = imp.stats();
+  if (s.lines != line_no || s.records > s.lines) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const char* text = reinterpret_cast<const char*>(data + 1);
+  run(text, size - 1, data[0], false);
+  run(text, size - 1, data[0], true);
+  return 0;
+}
