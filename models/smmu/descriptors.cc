@@ -85,9 +85,9 @@ constexpr unsigned kMaxT0sz = 39;
 
 // IHI 0070 5.2: field positions of the STE; 5.2.2 (SteIllegal): which STEs
 // are ILLEGAL. Only the Non-secure stream table exists here, and ATS, D128,
-// DPT, MPAM, PBHA and the stage-2 permission extensions are not implemented,
-// so their checks never apply (EATS, S2S2PIE/S2POE/S2HWU*, VMSPtr are
-// IGNORED or RES0 for this SMMU).
+// DPT, MPAM, PBHA and the stage-2 permission extensions are outside this
+// SMMU's feature set (its ID registers do not advertise them), so their
+// checks never apply: EATS, S2S2PIE/S2POE/S2HWU*, VMSPtr are IGNORED or RES0.
 DecodeResult decode_ste(const SteWords& w, const SmmuCaps& caps, DecodedSte* out) {
   DecodedSte s;
   if (!bits(w, 0, 0)) return bad(EventId::kBadSte, "STE.V is 0");
