@@ -75,6 +75,10 @@ SmmuConfig config() {
   SmmuConfig c;
   c.base = 0x0900'0000;
   c.features = SmmuFeatures::v3_3_profile();
+  // One ECMDQ interface (page 0, queue 0), for CMDQP_ERR.
+  c.features.ecmdq = true;
+  c.features.ecmdq_log2_pages = 0;
+  c.features.ecmdq_log2_queues = 0;
   c.gerror_irq = kGerrorLine;
   c.eventq_irq = kEventqLine;
   return c;
@@ -94,6 +98,20 @@ class GerrorTest : public ::testing::Test {
     ASSERT_TRUE(ok) << std::hex << off;
   }
   uint32_t active() { return smmu_.registers().gerror_active(); }
+
+  // Through the register port, as a core would (reaches the ECMDQ pages too).
+  uint64_t bus(bool write, uint64_t off, uint64_t v = 0, unsigned size = 4) {
+    tlm::tlm_generic_payload t;
+    t.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    t.set_address(off);
+    t.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
+    t.set_data_length(size);
+    t.set_streaming_width(size);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    master_.regs->b_transport(t, delay);
+    EXPECT_TRUE(t.is_response_ok()) << std::hex << off;
+    return v;
+  }
 
   // Command and event queues (64 entries each) and a stream table of 64
   // invalid STEs; SMMUEN, CMDQEN, EVENTQEN. GERROR_IRQEN and EVENTQ_IRQEN as
@@ -238,6 +256,30 @@ TEST_F(GerrorTest, Gerror75_SfmErrRaisesGerrorIrqAndStopsTheSmmu) {
   wr(reg::kGerrorn, smmu_.registers().gerror());
   EXPECT_TRUE(smmu_.in_service_failure_mode());
   EXPECT_EQ(access(), tlm::TLM_GENERIC_ERROR_RESPONSE);
+}
+
+// IHI 0070 3.5.6, 7.5, 7.5.1: an ECMDQ that refuses a command (here
+// CERROR_ILL) sets its ECMDQ_CONS.ERR and activates GERROR.CMDQP_ERR, which
+// triggers the GERROR interrupt like any other global error.
+TEST_F(GerrorTest, Gerror75_CmdqpErrFromAnEcmdqRaisesGerrorIrq) {
+  bring_up(true);
+  constexpr uint64_t kEcmdqRing = kMem + 0x2000;  // 64 commands
+  const uint64_t q = reg::ecmdq_page_offset(0);
+  bus(true, q + reg::kEcmdqBase, kEcmdqRing | 6, 8);
+  bus(true, q + reg::kEcmdqCons, 0);
+  bus(true, q + reg::kEcmdqProd, reg::ecmdq_prod::kEn.mask32());
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_US));
+  ASSERT_TRUE(bus(false, q + reg::kEcmdqCons) & reg::ecmdq_cons::kEnAck.mask32());
+
+  mem_.poke(kEcmdqRing, kIllegal.data(), 16);
+  bus(true, q + reg::kEcmdqProd, reg::ecmdq_prod::kEn.mask32() | 1);
+  sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+  const uint64_t cons = bus(false, q + reg::kEcmdqCons);
+  EXPECT_TRUE(cons & reg::ecmdq_cons::kErr.mask32());
+  EXPECT_EQ(reg::ecmdq_cons::kRd.get(cons), 0u) << "CONS stays at the refused command";
+  EXPECT_TRUE(active() & reg::gerror::kCmdqpErr.mask32());
+  EXPECT_FALSE(active() & reg::gerror::kCmdqErr.mask32()) << "the main queue did nothing wrong";
+  EXPECT_EQ(lines_.raised[kGerrorLine], 1u);
 }
 
 }  // namespace
