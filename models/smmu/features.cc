@@ -144,12 +144,17 @@ std::vector<std::string> SmmuFeatures::validate() const {
   } else if (oas_bits == 52) {
     if (arch_minor == 0) err("52-bit OAS is reserved in SMMUv3.0 (6.3.6)");
     if (!gran64k) err("52-bit OAS needs the 64K granule (DS and D128 are not modelled, 6.3.6)");
+    // Advertising it would make legal CDs and STEs (IPS/PS 52, 52-bit TTBs,
+    // OA[51:48] in 64K descriptors) that the walker refuses.
+    err("52-bit OAS is not modelled: the walker handles output addresses up to 48 bits");
   }
   if (vax > reg::idr5::kVax52) {
     err("vax " + std::to_string(vax) + ": 56-bit VAs need D128, not modelled (6.3.6)");
   } else if (vax == reg::idr5::kVax52) {
     if (arch_minor == 0) err("VAX is RES0 in SMMUv3.0 (6.3.6)");
     if (!gran64k) err("52-bit VAs need the 64K granule (DS is not modelled, 6.3.6)");
+    // With VAX, T0SZ 12..15 (64K granule) is legal (IHI 0070 5.4); the walker stops at 16.
+    err("52-bit VAs are not modelled: the walker handles input addresses up to 48 bits");
   }
   return e;
 }

@@ -102,7 +102,7 @@ const std::vector<UintFeature>& uint_features() {
       {"ssidsize", &SmmuFeatures::ssidsize, 0, 20, "IDR1.SSIDSIZE: SubstreamID bits."},
       {"cmdqs", &SmmuFeatures::cmdqs, 0, 19, "IDR1.CMDQS: log2 of the largest command queue."},
       {"eventqs", &SmmuFeatures::eventqs, 0, 19, "IDR1.EVENTQS: log2 of the largest event queue."},
-      {"oas_bits", &SmmuFeatures::oas_bits, 32, 52, "IDR5.OAS in bits (32, 36, 40, 42, 44, 48 or 52)."},
+      {"oas_bits", &SmmuFeatures::oas_bits, 32, 48, "IDR5.OAS in bits (32, 36, 40, 42, 44 or 48; 52-bit addressing is not modelled)."},
       {"ecmdq_log2_pages", &SmmuFeatures::ecmdq_log2_pages, 0, 8, "IDR6.CMDQ_CONTROL_PAGE_LOG2NUMP: log2 of the command queue control pages."},
       {"ecmdq_log2_queues", &SmmuFeatures::ecmdq_log2_queues, 0, 8, "IDR6.CMDQ_CONTROL_PAGE_LOG2NUMQ: log2 of the ECMDQs per control page."},
   };
