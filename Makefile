@@ -6,7 +6,8 @@
 #   make bench      ... then run the wall-clock benchmarks
 #   make docs       ... then regenerate the reference section of docs/config.md
 #   make fuzz       build the libFuzzer harnesses (clang, ASan+UBSan) into build-fuzz/ and run
-#                   each for FUZZ_SECONDS (default 60); fails on any crash (README "Fuzzing")
+#                   each for FUZZ_SECONDS (default 60), or FUZZ_RUNS executions each;
+#                   fails on any crash (README "Fuzzing")
 #   make fuzz-smoke the same, 10 s each (CI)
 #   SANITIZE=1      build with ASan+UBSan into build-asan/ (e.g. make test SANITIZE=1)
 #   WERROR=1        treat warnings as errors (CI does)
@@ -30,6 +31,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_BUILD ?= build-fuzz
 # Harnesses to run (default: every one built), e.g. FUZZ_TARGETS="fuzz_config fuzz_dma_trace".
 FUZZ_TARGETS ?=
+# Executions per harness instead of a time (the campaign: FUZZ_RUNS=10000000).
+FUZZ_RUNS ?=
 
 .PHONY: all deps configure build run test bench docs clean fuzz-build fuzz fuzz-smoke
 all: build
@@ -73,7 +76,7 @@ fuzz-build: deps
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
 
 fuzz: fuzz-build
-	bash scripts/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	FUZZ_RUNS=$(FUZZ_RUNS) bash scripts/run-fuzz.sh $(FUZZ_BUILD) $(if $(FUZZ_RUNS),0,$(FUZZ_SECONDS)) $(FUZZ_TARGETS)
 
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10

@@ -4,6 +4,8 @@
 # kept in the build directory, with its dictionary when it has one; prints
 # executions and exec/s per harness and the totals; fails on any crash.
 # Usage: run-fuzz.sh BUILD_DIR SECONDS [harness...]
+# FUZZ_RUNS=N (environment): run each harness for N executions instead (the
+# campaign: FUZZ_RUNS=10000000); SECONDS then only bounds each one (0: none).
 set -uo pipefail
 build=${1:?build dir}
 secs=${2:?seconds}
@@ -17,14 +19,16 @@ mkdir -p "$build/fuzz-corpus" "$build/fuzz-artifacts" "$build/fuzz-logs"
 failed=()
 total_runs=0
 printf '%-24s %12s %10s %8s\n' harness executions exec/s result
+case "${FUZZ_RUNS:-}" in ''|*[!0-9]*) [ -z "${FUZZ_RUNS:-}" ] || { echo "run-fuzz: FUZZ_RUNS must be a number of executions, not '$FUZZ_RUNS'" >&2; exit 2; } ;; esac
 for h in "${harnesses[@]}"; do
   corpus="$build/fuzz-corpus/$h"
   mkdir -p "$corpus"
   # New inputs found by earlier runs stay in the build directory's copy;
   # the committed corpus stays small.
   [ -d "$src/tests/fuzz/corpus/$h" ] && cp -n "$src/tests/fuzz/corpus/$h"/* "$corpus"/ 2>/dev/null
-  args=(-max_total_time="$secs" -print_final_stats=1 -timeout=30 -rss_limit_mb=2048
-        -artifact_prefix="$build/fuzz-artifacts/$h-")
+  args=(-print_final_stats=1 -timeout=30 -rss_limit_mb=2048 -artifact_prefix="$build/fuzz-artifacts/$h-")
+  [ "$secs" != 0 ] && args+=(-max_total_time="$secs")
+  [ -n "${FUZZ_RUNS:-}" ] && args+=(-runs="$FUZZ_RUNS")
   [ -f "$src/tests/fuzz/dict/$h.dict" ] && args+=(-dict="$src/tests/fuzz/dict/$h.dict")
   log="$build/fuzz-logs/$h.log"
   start=$(date +%s.%N)
