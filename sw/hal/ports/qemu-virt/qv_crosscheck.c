@@ -40,7 +40,7 @@ unsigned qv_checks_total(void) { return checks; }
 /* ---- HAL on this port: time, atomics and the spinlock on every core,
  * bus errors. */
 
-#define ATOMIC_ROUNDS 20000u
+#define ATOMIC_ROUNDS 2000u
 static volatile uint64_t atomic_counter;
 static volatile uint32_t cas_counter;
 static struct sw_spinlock lock = SW_SPINLOCK_INIT;
