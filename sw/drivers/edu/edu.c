@@ -50,14 +50,18 @@ static int run(const struct edu_device *edu, uint64_t src, uint64_t dst, uint32_
 
 static bool in_buffer(uint32_t off, uint32_t len) { return len && off <= EDU_BUF_SIZE && len <= EDU_BUF_SIZE - off; }
 
+/* The whole memory side must lie below the device's 28-bit limit: it would
+ * silently clamp a larger address to another one. */
+static bool in_dma_range(uint64_t addr, uint32_t len) { return addr <= EDU_DMA_MASK && len - 1 <= EDU_DMA_MASK - addr; }
+
 int edu_dma_to_device(const struct edu_device *edu, uint64_t dma_src, uint32_t buf_off, uint32_t len,
                       uint64_t timeout_ns) {
-  if (!in_buffer(buf_off, len) || dma_src > EDU_DMA_MASK) return -1;
+  if (!in_buffer(buf_off, len) || !in_dma_range(dma_src, len)) return -1;
   return run(edu, dma_src, EDU_BUF_ADDR + buf_off, len, 0, timeout_ns);
 }
 
 int edu_dma_from_device(const struct edu_device *edu, uint32_t buf_off, uint64_t dma_dst, uint32_t len,
                         uint64_t timeout_ns) {
-  if (!in_buffer(buf_off, len) || dma_dst > EDU_DMA_MASK) return -1;
+  if (!in_buffer(buf_off, len) || !in_dma_range(dma_dst, len)) return -1;
   return run(edu, EDU_BUF_ADDR + buf_off, dma_dst, len, EDU_DMA_CMD_TO_MEMORY, timeout_ns);
 }
