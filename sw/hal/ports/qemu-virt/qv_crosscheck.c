@@ -361,6 +361,14 @@ int qv_crosscheck_main(void) {
   if (have_edu) check_dma(&edu);
   if (smmu.base) check_cmdq_error();
 
+  /* GBPA (IHI 0070 6.3.14): an implementation holds ABORT after an update;
+   * one that does not implement the register reads 0. Restored after. */
+  const phys_addr_t gbpa = hal_smmu().base + SMMU_GBPA;
+  hal_write32(gbpa, SMMU_GBPA_UPDATE | SMMU_GBPA_ABORT);
+  const uint32_t gbpa_read = hal_read32(gbpa);
+  hal_write32(gbpa, SMMU_GBPA_UPDATE);
+  qv_printf("note: GBPA reads 0x%08x after writing UPDATE | ABORT (%s)", gbpa_read,
+            (gbpa_read & SMMU_GBPA_ABORT) ? "implemented" : "not implemented");
   qv_printf("DMA memory used: %llu KiB; %llu ms in all", (unsigned long long)(qv_dma_bytes_used() >> 10),
             (unsigned long long)((hal_now_ns() - t0) / 1000000));
   qv_printf("RESULT: %s %u/%u", failures ? "FAIL" : "PASS", checks - failures, checks);
