@@ -13,7 +13,8 @@ packages=(
   zlib1g-dev            # gzip trace files
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev      # wall-clock benchmarks
-  gcc-aarch64-linux-gnu # freestanding aarch64 build check of sw/
+  gcc-aarch64-linux-gnu # freestanding aarch64 build check of sw/, the qemu-virt image
+  qemu-system-arm       # qemu-system-aarch64: sw/ on QEMU's SMMUv3 (tests/qemu)
   clang                 # the fuzz build (make fuzz): libFuzzer is clang's
   libclang-rt-14-dev    # libFuzzer and the sanitizer runtimes for clang 14
 )

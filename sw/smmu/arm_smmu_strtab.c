@@ -104,12 +104,14 @@ int smmu_attach_bypass(struct smmu_device *dev, uint32_t sid) {
 
 /* Dword 0 of a valid AArch64 stage-1 CD: TTB1 walks disabled (EPD1), as
  * Linux leaves them for DMA domains; A = 1, since a CD with A = 0 is ILLEGAL
- * on an SMMU with IDR0.TERM_MODEL = 1 (IHI 0070 5.4.2), as Linux sets it. */
+ * on an SMMU with IDR0.TERM_MODEL = 1 (IHI 0070 5.4.2), as Linux sets it;
+ * R = 1, or the SMMU suppresses the event records of translation faults
+ * (IHI 0070 5.5; QEMU's SMMUv3 does), as Linux sets it too. */
 static uint64_t cd_word0(uint16_t asid, const struct smmu_s1_cfg *cfg) {
   return ((uint64_t)cfg->t0sz & SMMU_CD0_T0SZ_MASK) | ((uint64_t)(cfg->tg0 & 3u) << SMMU_CD0_TG0_SHIFT) |
          ((uint64_t)(cfg->irgn0 & 3u) << SMMU_CD0_IR0_SHIFT) | ((uint64_t)(cfg->orgn0 & 3u) << SMMU_CD0_OR0_SHIFT) |
          ((uint64_t)(cfg->sh0 & 3u) << SMMU_CD0_SH0_SHIFT) | SMMU_CD0_EPD1 |
-         ((uint64_t)(cfg->ips & 7u) << SMMU_CD0_IPS_SHIFT) | SMMU_CD0_AA64 | SMMU_CD0_A |
+         ((uint64_t)(cfg->ips & 7u) << SMMU_CD0_IPS_SHIFT) | SMMU_CD0_AA64 | SMMU_CD0_R | SMMU_CD0_A |
          ((uint64_t)asid << SMMU_CD0_ASID_SHIFT) | SMMU_CD0_V;
 }
 

@@ -139,6 +139,7 @@
 #define SMMU_CD0_V SMMU_BIT64(31)
 #define SMMU_CD0_IPS_SHIFT 32          /* 5: 48 bits */
 #define SMMU_CD0_AA64 SMMU_BIT64(41)
+#define SMMU_CD0_R SMMU_BIT64(45)      /* record F_TRANSLATION/F_ACCESS/F_ADDR_SIZE/F_PERMISSION (5.5) */
 #define SMMU_CD0_A SMMU_BIT64(46)      /* abort on termination: required with IDR0.TERM_MODEL = 1 */
 #define SMMU_CD0_ASID_SHIFT 48
 #define SMMU_CD1_TTB0_MASK SMMU_GENMASK64(51, 4)
