@@ -164,6 +164,7 @@ DecodeResult decode_ste(const SteWords& w, const SmmuCaps& caps, DecodedSte* out
     s.s2_affd = bits(w, 181, 181);
     s.s2_ptw = bits(w, 182, 182);
     const bool s2hd = bits(w, 183, 183), s2ha = bits(w, 184, 184), s2s = bits(w, 185, 185);
+    s.s2_record = bits(w, 186, 186);
     s.s2_ttb = bits(w, 243, 196) << 4;
     // IHI 0070 5.2 (S2AA64): VMSAv8-32 LPAE without IDR0.TTF AArch32 is ILLEGAL.
     if (!aa64) return bad(EventId::kBadSte, "STE.S2AA64 is 0: AArch32 stage-2 tables are not supported");
@@ -225,6 +226,7 @@ DecodeResult decode_cd(const CdWords& w, const SmmuCaps& caps, DecodedCd* out, b
   c.affd = bits(w, 35, 35);
   const bool hd = bits(w, 42, 42), ha = bits(w, 43, 43);
   const bool stall = bits(w, 44, 44), abort = bits(w, 46, 46);
+  c.record = bits(w, 45, 45);
   c.asid = static_cast<uint16_t>(bits(w, 63, 48));
   c.ttb0 = bits(w, 115, 68) << 4;
   c.mair = w[3];
@@ -294,6 +296,7 @@ SteWords encode_ste(const DecodedSte& s, bool valid) {
   set_bits(w, 179, 179, 1);  // S2AA64
   set_bits(w, 181, 181, s.s2_affd);
   set_bits(w, 182, 182, s.s2_ptw);
+  set_bits(w, 186, 186, s.s2_record);
   set_bits(w, 243, 196, s.s2_ttb >> 4);
   return w;
 }
@@ -308,6 +311,7 @@ CdWords encode_cd(const DecodedCd& c, bool valid) {
   set_bits(w, 34, 32, encode_pa_bits(c.ips_bits ? c.ips_bits : 48));
   set_bits(w, 35, 35, c.affd);
   set_bits(w, 41, 41, c.aa64);
+  set_bits(w, 45, 45, c.record);
   set_bits(w, 46, 46, 1);  // A: terminated transactions abort (required with TERM_MODEL = 1)
   set_bits(w, 63, 48, c.asid);
   set_bits(w, 115, 68, c.ttb0 >> 4);

@@ -88,6 +88,7 @@ struct DecodedSte {
   unsigned s2_ps_bits = 0;      // S2PS decoded to bits
   bool s2_affd = false;
   bool s2_ptw = false;
+  bool s2_record = true;        // S2R: record stage-2 translation-related faults (IHI 0070 5.5)
   uint64_t s2_ttb = 0;
 
   bool stage1() const { return config == ste::kS1Trans || config == ste::kNested; }
@@ -138,6 +139,7 @@ struct DecodedCd {
   unsigned ips_bits = 0;        // IPS decoded, capped at the SMMU's OAS
   bool affd = false;
   bool aa64 = true;
+  bool record = true;           // R: record stage-1 translation-related faults (IHI 0070 5.5)
   uint16_t asid = 0;
   uint64_t ttb0 = 0;
   uint64_t mair = 0;

@@ -127,6 +127,7 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, IrqSink* irq, St
       trace_(trace),
       reg_latency_(ps_to_sc(ns_to_ps(cfg.reg_latency_ns))),
       bypass_latency_(ns_to_ps(cfg.bypass_latency_ns)),
+      stats_(stats),
       transactions_(stats.counter(stat(*this, "transactions"))),
       bypass_transactions_(stats.counter(stat(*this, "bypass_transactions"))),
       aborted_transactions_(stats.counter(stat(*this, "aborted_transactions"))),
@@ -276,7 +277,8 @@ void Smmu::translate_transport(int port, tlm::tlm_generic_payload& trans, sc_cor
         if (trace_)
           trace_->instant(basename(), std::string("fault ") + event_name(r.event.id), t,
                           {{"sid", r.event.sid}, {"addr", r.event.input_addr}});
-        record_event(r.event, t);
+        if (r.record) record_event(r.event, t);
+        else stats_.counter(stat(*this, "events.unrecorded")).add();  // created on first use
         if (observer_) observer_->on_fault(r.event.sid, r.event.input_addr, trans.is_write(), t);
       }
       return abort(t);

@@ -134,6 +134,7 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
   tlm::tlm_generic_payload fwd_;  // translated (sub-)transactions
   sc_core::sc_time reg_latency_;
   Ps bypass_latency_;
+  StatsRegistry& stats_;
   Counter& transactions_;
   Counter& bypass_transactions_;
   Counter& aborted_transactions_;

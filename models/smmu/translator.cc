@@ -196,6 +196,22 @@ void Translator::check_stale(const TlbHit& hit, const StreamConfig& sc, const Tr
   stale_window_->record(it == last_seen_valid_.end() ? 0 : t - it->second);
 }
 
+namespace {
+// IHI 0070 5.5: R (CD.R for stage 1, STE.S2R for stage 2) applies to the four
+// translation-related faults only; with S = 0 (no stalls here) R = 0
+// suppresses their record. Other faults and configuration errors are always
+// recorded.
+bool translation_related(EventId id) {
+  return id == EventId::kTranslation || id == EventId::kAccess || id == EventId::kAddrSize ||
+         id == EventId::kPermission;
+}
+}  // namespace
+
+void Translator::apply_record_flag(TranslationResult* r, const DecodedSte& ste, const DecodedCd* cd, bool stage2) {
+  if (!translation_related(r->event.id)) return;
+  r->record = stage2 ? ste.s2_record : (cd == nullptr || cd->record);
+}
+
 TranslationResult Translator::fault_result(const TranslationRequest& req, EventId id, Ps t) const {
   TranslationResult r;
   r.kind = TranslationResult::Kind::kFault;
@@ -273,6 +289,7 @@ bool Translator::stream_config(const StreamTableConfig& st, const TranslationReq
       fault->event.s2 = true;
       fault->event.cls = FaultClass::kCd;
       fault->event.ipa = f.fetch_addr;
+      apply_record_flag(fault, sc->ste, nullptr, true);
     }
     return false;
   }
@@ -328,6 +345,7 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   if (!sc.stage1_bypass && sc.cd.epd0) {
     // TTB0 walks disabled and TTB1 is not modelled: nothing translates.
     r = fault_result(req, EventId::kTranslation, t);
+    apply_record_flag(&r, sc.ste, &sc.cd, false);
     return finish(r);
   }
 
@@ -383,6 +401,7 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
                   : id == EventId::kWalkEabt ? FaultClass::kTranslationTable : FaultClass::kInput;
     if (w.ipa_valid) r.event.ipa = w.ipa;
     if (id == EventId::kWalkEabt) r.event.fetch_addr = w.fetch_address;
+    apply_record_flag(&r, sc.ste, &sc.cd, r.event.s2);
     return finish(r);
   }
 

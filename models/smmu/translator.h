@@ -68,6 +68,9 @@ struct TranslationResult {
   EventRecord event;
   Ps done = 0;
   bool tlb_hit = false;
+  // kFault: false when CD.R or STE.S2R suppresses the record of this
+  // translation-related fault (IHI 0070 5.5); the transaction still aborts.
+  bool record = true;
   bool ok() const { return kind == Kind::kTranslated || kind == Kind::kBypass; }
 };
 
@@ -124,6 +127,8 @@ class Translator {
   bool stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
                      TranslationResult* fault);
   TranslationResult fault_result(const TranslationRequest& req, EventId id, Ps t) const;
+  // Clears r->record when the stage's R flag suppresses this fault's record.
+  static void apply_record_flag(TranslationResult* r, const DecodedSte& ste, const DecodedCd* cd, bool stage2);
   using EntryKey = std::tuple<uint8_t, uint16_t, uint16_t, uint64_t>;  // stage, vmid, asid, input page
   static EntryKey key_of(const TlbEntry& e) {
     return {static_cast<uint8_t>(e.stage), e.vmid, e.global ? uint16_t{0xFFFF} : e.asid, e.input_addr};

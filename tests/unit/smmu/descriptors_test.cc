@@ -165,6 +165,26 @@ TEST(Descriptors, CdRoundTripsAndFieldPositions) {
   EXPECT_EQ(w[1] & ~0xFull, 0x8800'0000u);
 }
 
+// IHI 0070 5.2 (S2R, bit 186), 5.4 (R, bit 45): decoded, by hand.
+TEST(Descriptors, RecordFlagsAtTheirPositions) {
+  SteWords s = encode_ste(s2_ste());
+  DecodedSte ste;
+  ASSERT_TRUE(decode_ste(s, SmmuCaps{}, &ste).ok());
+  EXPECT_TRUE(ste.s2_record);
+  EXPECT_EQ((s[2] >> 58) & 1, 1u);
+  s[2] &= ~(1ull << 58);
+  ASSERT_TRUE(decode_ste(s, SmmuCaps{}, &ste).ok());
+  EXPECT_FALSE(ste.s2_record);
+  CdWords c = encode_cd(good_cd());
+  DecodedCd cd;
+  ASSERT_TRUE(decode_cd(c, SmmuCaps{}, &cd).ok());
+  EXPECT_TRUE(cd.record);
+  EXPECT_EQ((c[0] >> 45) & 1, 1u);
+  c[0] &= ~(1ull << 45);
+  ASSERT_TRUE(decode_cd(c, SmmuCaps{}, &cd).ok());
+  EXPECT_FALSE(cd.record);
+}
+
 TEST(Descriptors, IllegalCdsAreBadCd) {
   SmmuCaps caps;
   DecodedCd out;

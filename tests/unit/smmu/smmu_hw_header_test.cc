@@ -97,7 +97,7 @@ TEST(SmmuHwHeader, SteAndCdLayouts) {
   c.ttb0 = 0x8765'4320;
   const CdWords cw = encode_cd(c);
   EXPECT_EQ(cw[0], 16ull | (1ull << SMMU_CD0_TG0_SHIFT) | SMMU_CD0_EPD1 | SMMU_CD0_V | (5ull << SMMU_CD0_IPS_SHIFT) |
-                       SMMU_CD0_AA64 | SMMU_CD0_A | (0xBEEFull << SMMU_CD0_ASID_SHIFT));
+                       SMMU_CD0_AA64 | SMMU_CD0_R | SMMU_CD0_A | (0xBEEFull << SMMU_CD0_ASID_SHIFT));
   EXPECT_EQ(cw[1], 0x8765'4320ull & SMMU_CD1_TTB0_MASK);
 
   // TG0 encodings, and MAIR as the whole of dword 3.

@@ -1032,5 +1032,70 @@ TEST_F(TranslatorEvents, SpanAtBlockBoundaries) {
   expect_fault(go(1, 0x4040'0000), s1_fault(EventId::kTranslation, 1, 0x4040'0000));
 }
 
+// IHI 0070 5.5: CD.R = 0 suppresses the record of the four
+// translation-related stage-1 faults (the transaction still aborts); other
+// faults and configuration errors are recorded whatever R says.
+TEST_F(TranslatorEvents, Cd55_RZeroSuppressesTranslationRelatedRecordsOnly) {
+  DecodedCd quiet = cd(s1_, 70);
+  quiet.record = false;
+  put_cd(kCdArea + 0x9200, quiet);
+  put_ste(60, s1_ste(kCdArea + 0x9200));
+  const TranslationResult tf = go(60, 0x4000'7008, kWrite);
+  expect_fault(tf, s1_fault(EventId::kTranslation, 60, 0x4000'7008, kWrite));
+  EXPECT_FALSE(tf.record);
+  const TranslationResult pf = go(60, 0x4000'1008, kWrite);
+  expect_fault(pf, s1_fault(EventId::kPermission, 60, 0x4000'1008, kWrite));
+  EXPECT_FALSE(pf.record);
+  const TranslationResult af = go(60, 0x4000'5008, kPrivRead);
+  expect_fault(af, s1_fault(EventId::kAccess, 60, 0x4000'5008, kPrivRead));
+  EXPECT_FALSE(af.record);
+  // R = 1 (the default of encode_cd, and what the drivers write): recorded.
+  const TranslationResult loud = go(1, 0x4000'7008, kWrite);
+  expect_fault(loud, s1_fault(EventId::kTranslation, 1, 0x4000'7008, kWrite));
+  EXPECT_TRUE(loud.record);
+  // An external abort on a walk is not translation-related: recorded.
+  mem_.add_error_range(s1_.table_pa(0x4000'0000, 3), 4 * kKiB);
+  const TranslationResult ea = go(60, 0x4000'0010);
+  ASSERT_EQ(ea.kind, TranslationResult::Kind::kFault);
+  EXPECT_EQ(ea.event.id, EventId::kWalkEabt);
+  EXPECT_TRUE(ea.record);
+  // An ILLEGAL CD with R = 0 is still C_BAD_CD, recorded.
+  DecodedCd bad = quiet;
+  bad.t0sz = 50;
+  put_cd(kCdArea + 0x9240, bad);
+  put_ste(61, s1_ste(kCdArea + 0x9240));
+  const TranslationResult bc = go(61, 0x4000'0000);
+  expect_config_event(bc, config_event(EventId::kBadCd, 61));
+  EXPECT_TRUE(bc.record);
+}
+
+// IHI 0070 5.5: STE.S2R does the same for stage-2 faults, including one on
+// the fetch of a CD through stage 2; CD.R does not touch them.
+TEST_F(TranslatorEventsNested, Ste55_S2rZeroSuppressesStage2TranslationRelatedRecords) {
+  DecodedSte quiet = s2_ste(s2_, 11);
+  quiet.s2_record = false;
+  put_ste(44, quiet);
+  const TranslationResult tf = go(44, 0x3000'0010, kWrite);
+  expect_fault(tf, s2_fault(EventId::kTranslation, 44, 0x3000'0010, FaultClass::kInput, 0x3000'0010, kWrite));
+  EXPECT_FALSE(tf.record);
+  // Nested, S2R = 0 and CD.R = 1: a stage-2 fault on the CD is unrecorded,
+  // a stage-1 fault recorded.
+  DecodedSte nested = nested_ste(kIpaHole + 0x40);
+  nested.s2_record = false;
+  put_ste(45, nested);
+  const TranslationResult cdf = go(45, 0x4000'0000);
+  expect_fault(cdf, s2_fault(EventId::kTranslation, 45, 0x4000'0000, FaultClass::kCd, kIpaHole + 0x40));
+  EXPECT_FALSE(cdf.record);
+  DecodedSte nested_ok = nested_ste(kIpaWin + kNestCds);
+  nested_ok.s2_record = false;
+  put_ste(46, nested_ok);
+  const TranslationResult s1f = go(46, 0x4000'7000);
+  expect_fault(s1f, s1_fault(EventId::kTranslation, 46, 0x4000'7000));
+  EXPECT_TRUE(s1f.record);
+  const TranslationResult s2f = go(46, 0x4000'2010);
+  expect_fault(s2f, s2_fault(EventId::kTranslation, 46, 0x4000'2010, FaultClass::kInput, 0x2000'0010));
+  EXPECT_FALSE(s2f.record);
+}
+
 }  // namespace
 }  // namespace smmu_vp::smmu
