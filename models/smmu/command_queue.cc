@@ -140,7 +140,8 @@ void CommandQueueConsumer::consume() {
     const uint32_t used = queue_used(prod, cons);
     occupancy_.record(used);
     const uint32_t n = std::min({std::max(1u, timing_.fetch_batch), used, cons.entries() - cons.index()});
-    std::vector<uint64_t> words(2 * n);
+    std::vector<uint64_t>& words = fetch_buffer_;  // reused: no allocation per fetch
+    words.resize(2 * n);
     Ps fetched;
     fetches_.add();
     const uint64_t addr = regs_.base() + static_cast<uint64_t>(cons.index()) * 16;

@@ -115,6 +115,7 @@ class CommandQueueConsumer : public sc_core::sc_module {
   Resource& lanes_;
   Ps last_completion_ = 0;
   std::vector<Ps> issued_at_;  // per queue slot: when PROD made it visible
+  std::vector<uint64_t> fetch_buffer_;  // the commands of the current fetch
   Counter& fetches_;
   Counter& commands_;
   Counter& syncs_;

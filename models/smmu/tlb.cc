@@ -293,7 +293,7 @@ size_t Tlb::invalidate_where(const TagMatch& match) {
 }
 
 size_t Tlb::invalidate_overlapping(uint64_t lo, uint64_t hi, const TagMatch& match,
-                                   const std::optional<std::vector<uint64_t>>& contexts) {
+                                   const std::optional<ProbeContexts>& contexts) {
   if (!contexts)
     return invalidate_where([&](const TlbEntry& e) { return e.overlaps(lo, hi) && match(e); });
   size_t n = 0;
@@ -372,42 +372,50 @@ size_t Tlb::invalidate_el2_asid(uint16_t asid) {
 }
 
 
-std::optional<std::vector<uint64_t>> Tlb::probe_contexts(TlbiScope scope, uint16_t vmid,
-                                                         uint16_t asid, bool e2h) const {
-  std::vector<uint64_t> out;
+// Insertion into a sorted set of at most four.
+void Tlb::ProbeContexts::add(uint64_t h) {
+  unsigned i = 0;
+  while (i < count && hash[i] < h) ++i;
+  if (i < count && hash[i] == h) return;
+  for (unsigned j = count; j > i; --j) hash[j] = hash[j - 1];
+  hash[i] = h;
+  ++count;
+}
+
+std::optional<Tlb::ProbeContexts> Tlb::probe_contexts(TlbiScope scope, uint16_t vmid, uint16_t asid,
+                                                      bool e2h) const {
+  ProbeContexts out;
   switch (scope) {
     case TlbiScope::kNhVa:
       for (StageKind k : {StageKind::kStage1, StageKind::kNested}) {
-        out.push_back(ctx_hash(k, TlbRegime::kEl1, vmid, true, asid));
-        out.push_back(ctx_hash(k, TlbRegime::kEl1, vmid, false, 0));
+        out.add(ctx_hash(k, TlbRegime::kEl1, vmid, true, asid));
+        out.add(ctx_hash(k, TlbRegime::kEl1, vmid, false, 0));
       }
       break;
     case TlbiScope::kNhVaa:
       if (cfg_.index_by_context) return std::nullopt;  // every ASID
-      out.push_back(0);
+      out.add(0);
       break;
     case TlbiScope::kEl2Va:
       if (e2h) {
-        out.push_back(ctx_hash(StageKind::kStage1, TlbRegime::kEl2E2H, 0, true, asid));
-        out.push_back(ctx_hash(StageKind::kStage1, TlbRegime::kEl2E2H, 0, false, 0));
+        out.add(ctx_hash(StageKind::kStage1, TlbRegime::kEl2E2H, 0, true, asid));
+        out.add(ctx_hash(StageKind::kStage1, TlbRegime::kEl2E2H, 0, false, 0));
       } else {
-        out.push_back(ctx_hash(StageKind::kStage1, TlbRegime::kEl2, 0, false, 0));
+        out.add(ctx_hash(StageKind::kStage1, TlbRegime::kEl2, 0, false, 0));
       }
       break;
     case TlbiScope::kEl2Vaa:
       if (e2h) {
         if (cfg_.index_by_context) return std::nullopt;  // every ASID
-        out.push_back(0);
+        out.add(0);
       } else {
-        out.push_back(ctx_hash(StageKind::kStage1, TlbRegime::kEl2, 0, false, 0));
+        out.add(ctx_hash(StageKind::kStage1, TlbRegime::kEl2, 0, false, 0));
       }
       break;
     case TlbiScope::kS2Ipa:
-      out.push_back(ctx_hash(StageKind::kStage2, TlbRegime::kEl1, vmid, false, 0));
+      out.add(ctx_hash(StageKind::kStage2, TlbRegime::kEl1, vmid, false, 0));
       break;
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -295,10 +295,19 @@ class Tlb {
                     uint16_t asid) const;
   uint64_t ctx_hash(const TlbEntry& e) const;
   unsigned set_index(uint64_t addr, unsigned size_log2, uint64_t ctx) const;
-  // Context hashes an address-based command must probe, or nullopt when it
-  // must scan every set (any-ASID commands with context indexing).
-  std::optional<std::vector<uint64_t>> probe_contexts(TlbiScope scope, uint16_t vmid,
-                                                      uint16_t asid, bool e2h) const;
+  // The context hashes an address-based command must probe (at most four:
+  // tagged and global, for two stage kinds), distinct and sorted; kept
+  // inline so that a TLBI allocates nothing.
+  struct ProbeContexts {
+    std::array<uint64_t, 4> hash{};
+    unsigned count = 0;
+    void add(uint64_t h);
+    const uint64_t* begin() const { return hash.data(); }
+    const uint64_t* end() const { return hash.data() + count; }
+  };
+  // nullopt when the command must scan every set (any-ASID commands with
+  // context indexing).
+  std::optional<ProbeContexts> probe_contexts(TlbiScope scope, uint16_t vmid, uint16_t asid, bool e2h) const;
 
   std::optional<std::pair<size_t, TlbHit>> find(StageKind stage, uint16_t vmid, uint16_t asid,
                                                 uint64_t addr, TlbRegime regime) const;
@@ -310,7 +319,7 @@ class Tlb {
   // (inclusive), probing only the sets of `contexts` that can hold such
   // entries (every set when `contexts` is nullopt).
   size_t invalidate_overlapping(uint64_t lo, uint64_t hi, const TagMatch& match,
-                                const std::optional<std::vector<uint64_t>>& contexts);
+                                const std::optional<ProbeContexts>& contexts);
   // Address-based command of `scope` over [lo, hi] with an extra predicate.
   size_t invalidate_scope(TlbiScope scope, uint16_t vmid, uint16_t asid, bool e2h, uint64_t lo,
                           uint64_t hi, const TagMatch& extra);

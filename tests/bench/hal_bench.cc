@@ -32,6 +32,9 @@
 //   ptw_reads     (SMMU accesses) page-table descriptors read per access
 //   sim_ns/cmd    (command queue) simulated time per command, submission to
 //                 CONS reaching PROD, from hal_now_ns
+//   allocs        (SMMU accesses, command queue) C++ heap allocations per
+//                 access or per command, counted by the program's own
+//                 operator new (alloc_counter.cc); 0 in steady state is the goal
 //
 // The SMMU accesses come from a bench-only master ("bench_smmu_probe", bound to
 // smmu.upstream next to the DMA engines' ports) that tags its payload with
@@ -72,6 +75,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "alloc_counter.h"
 #include "common/sim_time.h"
 #include "common/stream_id_extension.h"
 #include "common/tlm_time.h"
@@ -550,6 +554,7 @@ void smmu_access(benchmark::State& state, SmmuCase which) {
   uint64_t n = 0;
   Ps batch_start = smmu_vp::now_ps();
   sc_core::sc_time batch_end = sc_core::SC_ZERO_TIME;  // latest completion, from batch_start
+  const uint64_t allocs0 = smmu_vp::bench::heap_allocations();
   for (auto _ : state) {
     if (++n == batch) {
       state.PauseTiming();
@@ -563,6 +568,7 @@ void smmu_access(benchmark::State& state, SmmuCase which) {
     ok &= m.read(addr_of(i++), d);
     if (d > batch_end) batch_end = d;
   }
+  const uint64_t allocs = smmu_vp::bench::heap_allocations() - allocs0;
   const SmmuCounters c1 = SmmuCounters::read();
   if (which == SmmuCase::kWalk4Level) next_walk = i;
   settle(batch_start + smmu_vp::sc_to_ps(batch_end));
@@ -585,6 +591,7 @@ void smmu_access(benchmark::State& state, SmmuCase which) {
   }
   state.counters["sim_ns"] = unloaded_ns;
   state.counters["ptw_reads"] = static_cast<double>(reads) / static_cast<double>(accesses);
+  state.counters["allocs"] = static_cast<double>(allocs) / static_cast<double>(state.iterations());
 }
 
 void BM_SmmuAccess_Untranslated(benchmark::State& state) { smmu_access(state, SmmuCase::kUntranslated); }
@@ -635,6 +642,7 @@ void BM_SmmuCmdq_TlbiVaSync(benchmark::State& state) {
     prod = (prod + 1) & idx_mask;
   };
   const uint64_t t0 = hal_now_ns();
+  const uint64_t allocs0 = smmu_vp::bench::heap_allocations();
   for (auto _ : state) {
     for (unsigned i = 0; i < n_tlbi; ++i) {
       put(smmu_vp::smmu::cmd_tlbi_nh_va(1, 0, va, true));
@@ -653,6 +661,7 @@ void BM_SmmuCmdq_TlbiVaSync(benchmark::State& state) {
     }
     if (!ok) break;
   }
+  const uint64_t allocs = smmu_vp::bench::heap_allocations() - allocs0;
   const uint64_t t1 = hal_now_ns();
   smmu_cr0(0);
 
@@ -670,6 +679,7 @@ void BM_SmmuCmdq_TlbiVaSync(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(cmds));
   if (cmds == 0) return;
   state.counters["sim_ns/cmd"] = static_cast<double>(t1 - t0) / static_cast<double>(cmds);
+  state.counters["allocs"] = static_cast<double>(allocs) / static_cast<double>(cmds);
 }
 
 BENCHMARK(BM_HalRead64_Dram)->UseRealTime();
