@@ -100,5 +100,11 @@ class Study:
             low = scaled(self.base_values[param], 1 - self.factor)
             high = scaled(self.base_values[param], 1 + self.factor)
             rows.append((param, low, high, self._value({param: low}), self._value({param: high})))
-        rows.sort(key=lambda r: (-max(abs(r[3] - base), abs(r[4] - base)), r[0]))
+        rows.sort(key=lambda r: (-effect(base, r[3], r[4]), r[0]))
         return rows
+
+
+def effect(base, low, high):
+    """The larger change of the figure either way (0 where a value is not a number)."""
+    changes = [abs(v - base) for v in (low, high) if not math.isnan(v) and not math.isnan(base)]
+    return max(changes, default=0.0)

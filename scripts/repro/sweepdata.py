@@ -61,10 +61,15 @@ def choose_x_axis(axes, wanted=None):
 
 def series(sweep_data, title, x_axis):
     """{series name: [(x label, value)]}, one series per combination of the other axes."""
-    others = [a["name"] for a in sweep_data["sweep"]["axes"] if a["name"] != x_axis]
+    axes = sweep_data["sweep"]["axes"]
     out = {}
     for point in sweep_data["points"]:
-        labels = point["labels"]
-        name = ", ".join(labels[a] for a in others) or title
-        out.setdefault(name, []).append((labels[x_axis], point_value(point, title)))
+        name = series_name(point["labels"], axes, x_axis, title)
+        out.setdefault(name, []).append((point["labels"][x_axis], point_value(point, title)))
     return out
+
+
+def series_name(labels, axes, x_axis, title):
+    """The series a point belongs to in series(): its labels on the other axes."""
+    others = [a["name"] for a in axes if a["name"] != x_axis]
+    return ", ".join(labels[a] for a in others) or title
