@@ -2,6 +2,7 @@
 import math
 import os
 import sys
+import textwrap
 import time
 
 from . import figures, plots, report, runner, sweepdata
@@ -134,7 +135,7 @@ def tornadoes(figs, studies, out):
         base_value = study.base_value()
         rows = study.ranking()
         base = os.path.join(out, "plots", f"tornado_{fig['id']}")
-        plots.tornado(f"{fig['id']}: {fig['description']}"[:95], base_value, rows, fig["unit"], base)
+        plots.tornado(f"{fig['id']}\n{textwrap.shorten(fig['description'], 90)}", base_value, rows, fig["unit"], base)
         result[fig["id"]] = (base_value, rows, base)
     return result
 
