@@ -5,6 +5,8 @@
 #   make test       ... then run every test through CTest
 #   make bench      ... then run the wall-clock benchmarks
 #   make docs       ... then regenerate the reference section of docs/config.md
+#   make reproduce  ... then run every seed figure of docs/figures.json and its sensitivity study
+#                   into build/reproduce/report.md with plots (scripts/reproduce.py)
 #   make fuzz       build the libFuzzer harnesses (clang, ASan+UBSan) into build-fuzz/ and run
 #                   each for FUZZ_SECONDS (default 60), or FUZZ_RUNS executions each;
 #                   fails on any crash (README "Fuzzing")
@@ -26,6 +28,8 @@ CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
   -DSMMU_VP_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
 SCENARIO ?= platform/scenarios/default.json
 OUT ?= $(BUILD)/out/default
+# The reproduction and plotting scripts need Debian's python3 with python3-matplotlib.
+PYTHON ?= /usr/bin/python3
 
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD ?= build-fuzz
@@ -34,7 +38,7 @@ FUZZ_TARGETS ?=
 # Executions per harness instead of a time (the campaign: FUZZ_RUNS=10000000).
 FUZZ_RUNS ?=
 
-.PHONY: all deps configure build run test bench docs clean fuzz-build fuzz fuzz-smoke
+.PHONY: all deps configure build run test bench docs reproduce clean fuzz-build fuzz fuzz-smoke
 all: build
 
 deps:
@@ -67,6 +71,11 @@ bench: build
 
 docs: build
 	bash scripts/update-config-doc.sh $(BUILD)/smmu-vp
+
+# Only the simulator is needed; the figures exit non-zero only when a run fails.
+reproduce: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target smmu-vp
+	$(PYTHON) scripts/reproduce.py --cli $(BUILD)/smmu-vp --out $(BUILD)/reproduce
 
 # Its own build directory: clang, every library instrumented, no tests or benchmarks.
 fuzz-build: deps

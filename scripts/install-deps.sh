@@ -17,6 +17,7 @@ packages=(
   qemu-system-arm       # qemu-system-aarch64: sw/ on QEMU's SMMUv3 (tests/qemu)
   clang                 # the fuzz build (make fuzz): libFuzzer is clang's
   libclang-rt-14-dev    # libFuzzer and the sanitizer runtimes for clang 14
+  python3-matplotlib    # plots of scripts/plot.py, scripts/reproduce.py (make reproduce), their tests
 )
 
 missing=()

@@ -1,0 +1,1 @@
+"""Helpers of scripts/plot.py, scripts/reproduce.py and scripts/sensitivity.py."""

@@ -1,0 +1,128 @@
+"""OUT/report.md: the figures against the seeds, the sweep plots and the sensitivity studies."""
+import math
+import os
+
+from . import figures, plots
+from .sensitivity import effect
+
+
+def fmt(value):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if value == 0:
+        return "0"
+    digits = max(0, 3 - int(math.floor(math.log10(abs(value)))))
+    return f"{value:,.{min(digits, 3)}f}"
+
+
+def band_text(fig):
+    low, high = figures.band_limits(fig)
+    if low is not None and high is not None:
+        return f"{fmt(low)} - {fmt(high)}"
+    return f">= {fmt(low)}" if low is not None else f"<= {fmt(high)}"
+
+
+def ratio(fig, value):
+    pub = fig.get("published")
+    if value is None or not pub or math.isnan(value):
+        return None
+    return value / pub
+
+
+def link(args, fig):
+    rel = os.path.relpath(args.results_doc, args.out)
+    return f"[{fig['section'].split(':')[0]}]({rel}#{figures.github_anchor(fig['section'])})"
+
+
+def summary_table(args, figs, values):
+    lines = ["| figure | seed | what | published | measured | ratio | band | in band | why |",
+             "|---|---|---|---:|---:|---:|---|---|---|"]
+    for fig in figs["figures"]:
+        value = values[fig["id"]]
+        pub = fig.get("published_text") if fig.get("published") is None else f"{fmt(fig['published'])} {fig['unit']}"
+        r = ratio(fig, value)
+        mark = "yes" if figures.in_band(fig, value) else "**no**"
+        lines.append(f"| `{fig['id']}` | {fig['seed']} | {fig['description']} | {pub} | "
+                     f"{fmt(value)} {fig['unit']} | {fmt(r)} | {band_text(fig)} | {mark} | {link(args, fig)} |")
+    return lines
+
+
+def ratio_plot(args, figs, values):
+    rows = []
+    for fig in figs["figures"]:
+        r = ratio(fig, values[fig["id"]])
+        low, high = figures.band_limits(fig)
+        pub = fig.get("published")
+        lo = low / pub if pub and low is not None else None
+        hi = high / pub if pub and high is not None else None
+        rows.append((fig["id"], r, lo, hi))
+    base = os.path.join(args.out, "plots", "ratios")
+    plots.ratio_chart(rows, base)
+    return base
+
+
+def img(args, base):
+    return f"![{os.path.basename(base)}]({os.path.relpath(base + '.png', args.out)})"
+
+
+def command_line(job, args):
+    argv = [os.path.relpath(a, os.getcwd()) if os.path.isabs(a) else a for a in job.argv]
+    return " ".join(f"'{a}'" if " " in a else a for a in argv)
+
+
+def scenario_sections(args, jobs, made):
+    lines = ["## Runs and sweep plots", ""]
+    for name, job in jobs.items():
+        status = "ok" if job.returncode == 0 else f"FAILED (exit {job.returncode}, log `{job.log}`)"
+        lines += [f"### {name}", "", "```", command_line(job, args), "```", "",
+                  f"{status}, {job.seconds:.1f} s wall.", ""]
+        for title, base in made.get(name, []):
+            lines += [img(args, base), ""]
+    return lines
+
+
+def sensitivity_sections(args, figs, studied, factor):
+    lines = ["## Sensitivity", "",
+             f"Each figure with its parameters scaled by {1 - factor:g} and {1 + factor:g} "
+             "(`--set`, on every point the figure reads; integers rounded). "
+             "The three largest effects per figure, then its tornado chart.", "",
+             "| figure | base | parameter | down: value -> figure | up: value -> figure |",
+             "|---|---:|---|---|---|"]
+    for fig in figs["figures"]:
+        if fig["id"] not in studied:
+            continue
+        base_value, rows, _ = studied[fig["id"]]
+        for param, low, high, f_low, f_high in rows[:3]:
+            if effect(base_value, f_low, f_high) == 0:
+                param += " (no effect)"
+            lines.append(f"| `{fig['id']}` | {fmt(base_value)} | `{param}` | {fmt(low)} -> {fmt(f_low)} | "
+                         f"{fmt(high)} -> {fmt(f_high)} |")
+    lines.append("")
+    for fig in figs["figures"]:
+        if fig["id"] in studied:
+            lines += [f"### {fig['id']}", "", img(args, studied[fig["id"]][2]), ""]
+    return lines
+
+
+def write(args, figs, jobs, values, made, studied, factor, failed, runs, wall):
+    inside = sum(1 for f in figs["figures"] if figures.in_band(f, values[f["id"]]))
+    lines = ["# Seed figures reproduced", "",
+             f"Written by `scripts/reproduce.py` (`make reproduce`) with `{os.path.relpath(args.cli)}`: "
+             f"{len(jobs)} scenarios and {runs - len(jobs)} sensitivity runs, {args.jobs} at a time, "
+             f"{wall:.0f} s wall. {inside} of {len(values)} figures inside their target band; "
+             f"{len(failed)} run(s) failed.", "",
+             "Bands, published values and how each figure is measured: "
+             f"`{os.path.relpath(args.figures, os.getcwd())}`. Why a figure misses: the section linked in "
+             "the last column.", ""]
+    lines += summary_table(args, figs, values)
+    lines += ["", img(args, ratio_plot(args, figs, values)), ""]
+    if failed:
+        lines += ["## Failed runs", ""] + [f"- `{command_line(j, args)}`: exit {j.returncode}, log `{j.log}`"
+                                            for j in failed] + [""]
+    lines += scenario_sections(args, jobs, made)
+    if studied:
+        lines += sensitivity_sections(args, figs, studied, factor)
+    path = os.path.join(args.out, "report.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    return path

@@ -1,0 +1,218 @@
+#!/usr/bin/python3
+"""Tests of scripts/plot.py, scripts/reproduce.py and scripts/sensitivity.py on short runs.
+
+  /usr/bin/python3 tests/plot/test_plot_reproduce.py --cli build/smmu-vp [PlotTest|ReportTest ...]
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPTS = os.path.join(ROOT, "scripts")
+PYTHON = "/usr/bin/python3"
+CLI = os.path.join(ROOT, "build", "smmu-vp")
+SCENARIO = os.path.join(ROOT, "platform", "scenarios", "seed004_swiotlb_nvme.json")
+SHORT = ["--set", "scenario.apps.0.params.runtime_us=500", "--set", "scenario.apps.0.params.warmup_us=100"]
+NVME_SECTION = "Seed 004: bounce buffers on the NVMe path (`fio`)"
+
+
+def script(name, *args):
+    return subprocess.run([PYTHON, os.path.join(SCRIPTS, name)] + list(args), capture_output=True, text=True)
+
+
+def read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def assert_images(test, base):
+    with open(base + ".png", "rb") as f:
+        test.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", base + ".png")
+    test.assertTrue(ET.parse(base + ".svg").getroot().tag.endswith("svg"), base + ".svg")
+
+
+class PlotTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.sweep = os.path.join(cls.tmp.name, "sweep")
+        r = subprocess.run([CLI, "sweep", SCENARIO, "--out", cls.sweep, "-j", "2"] + SHORT,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        with open(os.path.join(cls.sweep, "sweep.json")) as f:
+            cls.data = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_matplotlib_is_installed(self):
+        r = subprocess.run([PYTHON, "-c", "import matplotlib"], capture_output=True)
+        self.assertEqual(r.returncode, 0, "install the Debian package python3-matplotlib (scripts/install-deps.sh)")
+
+    def test_sweep_plot_draws_the_sweep_values(self):
+        out = os.path.join(self.tmp.name, "plots")
+        r = script("plot.py", "sweep", self.sweep, "--column", "MB/s", "--column", "IOPS", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for title, stem in (("MB/s", "mb_s"), ("IOPS", "iops")):
+            base = os.path.join(out, f"seed004_swiotlb_nvme_{stem}")
+            assert_images(self, base)
+            rows = read_csv(base + ".csv")
+            self.assertEqual(len(rows), len(self.data["points"]))
+            for point in self.data["points"]:
+                # x: the last axis (search); a series per load
+                row = next(x for x in rows if x["series"] == point["labels"]["load"]
+                           and x["search"] == point["labels"]["search"])
+                self.assertAlmostEqual(float(row[title]), point["values"][title], places=6)
+
+    def test_published_values_are_overlaid_and_svg_is_reproducible(self):
+        figs = os.path.join(self.tmp.name, "figures.json")
+        write_figures(figs, [figure("f", 900.0, {"rel": 0.2}, "value",
+                                    [{"point": {"load": "small (4 KiB, 1 job)", "search": "area-first"},
+                                      "column": "MB/s"}])])
+        outs = [os.path.join(self.tmp.name, f"overlay{i}") for i in (1, 2)]
+        for out in outs:
+            r = script("plot.py", "sweep", self.sweep, "--column", "MB/s", "--figures", figs, "--out", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        rows = read_csv(os.path.join(outs[0], "seed004_swiotlb_nvme_mb_s.csv"))
+        marked = [r for r in rows if r["published"]]
+        self.assertEqual([(r["series"], r["search"], float(r["published"])) for r in marked],
+                         [("small (4 KiB, 1 job)", "area-first", 900.0)])
+        svgs = [open(os.path.join(o, "seed004_swiotlb_nvme_mb_s.svg")).read() for o in outs]
+        self.assertEqual(svgs[0], svgs[1])
+
+    def test_run_plots_histograms_utilisation_and_tlb(self):
+        point = self.data["points"][0]
+        stats_path = os.path.join(self.sweep, point["dir"], "stats.json")
+        out = os.path.join(self.tmp.name, "run")
+        r = script("plot.py", "run", stats_path, "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(stats_path) as f:
+            stats = json.load(f)
+        util = read_csv(os.path.join(out, "cpu_utilisation.csv"))
+        self.assertEqual(len(util), len(stats["cpus"]))
+        for row in util:
+            self.assertAlmostEqual(float(row["utilisation_pct"]), 100 * stats["cpus"][row["cpu"]]["utilisation"])
+        clat = read_csv(os.path.join(out, "latency_sw_fio_clat_ns.csv"))
+        self.assertEqual(float(clat[1]["ns"]), stats["sw"]["fio"]["clat_ns"]["p50"])
+        tlb = read_csv(os.path.join(out, "tlb_hit_rate_by_sid.csv"))
+        for row in tlb:
+            sid = stats["smmu"]["tlb"]["by_sid"][row["stream_id"].split()[1]]
+            self.assertAlmostEqual(float(row["hit_rate_pct"]), 100 * sid["hits"] / sid["lookups"])
+        for base in ("cpu_utilisation", "tlb_hit_rate_by_sid", "latency_sw_fio_clat_ns"):
+            assert_images(self, os.path.join(out, base))
+
+    def test_bad_input_exits_2_naming_file_and_field(self):
+        r = script("plot.py", "sweep", os.path.join(self.tmp.name, "nothing"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("sweep.json", r.stderr)
+        bad = os.path.join(self.tmp.name, "bad_stats.json")
+        with open(bad, "w") as f:
+            json.dump({"smmu": {"tlb": {}}}, f)
+        r = script("plot.py", "run", bad, "--out", os.path.join(self.tmp.name, "bad"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("bad_stats.json", r.stderr)
+        self.assertIn("'cpus'", r.stderr)
+        r = script("plot.py", "sweep", self.sweep, "--column", "no such column")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no such column", r.stderr)
+
+
+def figure(fid, published, band, kind, terms, sensitivity=()):
+    return {"id": fid, "seed": "004", "description": fid, "published": published, "unit": "MB/s",
+            "band": dict(band, source="test"), "scenario": "seed004_swiotlb_nvme", "section": NVME_SECTION,
+            "measure": {"kind": kind, "terms": terms}, "sensitivity": list(sensitivity)}
+
+
+def write_figures(path, figs):
+    with open(path, "w") as f:
+        json.dump({"figures": figs}, f)
+
+
+SMALL_AF = {"point": {"load": "small (4 KiB, 1 job)", "search": "area-first"}, "column": "MB/s"}
+SMALL_PF = {"point": {"load": "small (4 KiB, 1 job)", "search": "pool-first"}, "column": "MB/s"}
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def reproduce(self, figs, *extra):
+        path = os.path.join(self.tmp.name, "figures.json")
+        write_figures(path, figs)
+        out = os.path.join(self.tmp.name, "out")
+        r = script("reproduce.py", "--cli", CLI, "--figures", path, "--out", out, *extra)
+        report = os.path.join(out, "report.md")
+        text = ""
+        if os.path.exists(report):
+            with open(report) as f:
+                text = f.read()
+        return r, text, out
+
+    def measured_mbps(self):
+        out = os.path.join(self.tmp.name, "ref")
+        subprocess.run([CLI, "sweep", SCENARIO, "--out", out, "-j", "2"], check=True, capture_output=True)
+        with open(os.path.join(out, "sweep.json")) as f:
+            points = json.load(f)["points"]
+        return next(p["values"]["MB/s"] for p in points if p["dir"] == "small (4 KiB, 1 job)__area-first")
+
+    def test_in_band_and_out_of_band_figures_exit_0(self):
+        mbps = self.measured_mbps()
+        r, report, out = self.reproduce([
+            figure("inside", mbps * 1.1, {"rel": 0.2}, "value", [SMALL_AF]),
+            figure("outside", 25.4, {"rel": 0.2}, "gain_percent", [SMALL_AF, SMALL_PF],
+                   ["platform.cpu.costs.memcpy_64b"])])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        inside = next(line for line in report.splitlines() if line.startswith("| `inside`"))
+        outside = next(line for line in report.splitlines() if line.startswith("| `outside`"))
+        self.assertIn("| yes |", inside)
+        self.assertIn(f"{mbps:,.1f}", inside)
+        self.assertIn("| **no** |", outside)
+        self.assertIn("results.md#seed-004-bounce-buffers-on-the-nvme-path-fio", outside)
+        self.assertIn("1 of 2 figures inside their target band", report)
+        assert_images(self, os.path.join(out, "plots", "tornado_outside"))
+        rows = read_csv(os.path.join(out, "plots", "tornado_outside.csv"))
+        self.assertEqual([(r["parameter"], r["low"], r["high"]) for r in rows],
+                         [("platform.cpu.costs.memcpy_64b", "6", "18")])
+
+    def test_a_failing_run_exits_1_and_is_listed(self):
+        # Half of the platform's 4 cores cannot hold the 4-job point: that run fails validation.
+        four = {"point": {"load": "4way (4 KiB, 4 jobs)", "search": "area-first"}, "column": "MB/s"}
+        r, report, _ = self.reproduce([figure("fails", 1000.0, {"rel": 0.2}, "value", [four],
+                                              ["platform.cpu.count"])])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("## Failed runs", report)
+        self.assertIn("platform.cpu.count=2", report)
+
+    def test_bad_figures_file_exits_2(self):
+        r, _, _ = self.reproduce([figure("x", 1.0, {"rel": 0.2}, "value",
+                                         [{"point": {"load": "tiny", "search": "area-first"}, "column": "MB/s"}])])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no value 'tiny'", r.stderr)
+
+
+def main():
+    global CLI
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--cli", default=CLI, help="the smmu-vp binary")
+    args, rest = ap.parse_known_args()
+    CLI = os.path.abspath(args.cli)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        sys.exit("these tests need matplotlib: install the Debian package python3-matplotlib "
+                 "(scripts/install-deps.sh) and run them with /usr/bin/python3")
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
