@@ -93,6 +93,9 @@ class TraceError : public std::runtime_error {
 // starting with '#' after the header are skipped; CRLF is accepted.
 struct ReaderOptions {
   bool skip_malformed = false;  // count and skip a bad record line instead of throwing
+  // Bytes per read and for zlib's input buffer (at least 4096): large for
+  // throughput on big traces; small where many tiny inputs are opened (fuzzing).
+  size_t block_bytes = 1u << 20;
 };
 class TraceReader {
  public:

@@ -3,6 +3,7 @@
 // blocks; the reader splits the lines itself and parses each in place.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -12,8 +13,7 @@
 namespace smmu_vp::dmatrace {
 namespace {
 
-constexpr size_t kBlock = 1u << 20;           // bytes per gzread
-constexpr unsigned kZlibBuffer = 1u << 20;    // zlib's own input buffer
+constexpr size_t kMinBlock = 4096;            // ReaderOptions::block_bytes floor
 constexpr size_t kMaxLine = 64u << 20;        // longer: not a trace (or a broken one)
 constexpr size_t kMaxHeaderLine = 4096;       // a header is ~20 bytes; binary files stop here
 constexpr const char kMagic[] = "smmu-vp-trace";
@@ -42,6 +42,7 @@ struct TraceReader::Impl {
   uint64_t skipped = 0;
   double ns_per_unit = 1.0;
   bool header_read = false;
+  size_t block = 0;  // bytes per read (ReaderOptions::block_bytes, clamped)
   std::string pending_error;  // a read failure to report once the data before it is used
 
   ~Impl() {
@@ -57,8 +58,8 @@ struct TraceReader::Impl {
     if (pos) std::memmove(buf.data(), buf.data() + pos, tail);
     pos = 0;
     end = tail;
-    if (buf.size() < tail + kBlock) buf.resize(tail + kBlock);
-    const int n = gzread(gz, buf.data() + end, static_cast<unsigned>(kBlock));
+    if (buf.size() < tail + block) buf.resize(tail + block);
+    const int n = gzread(gz, buf.data() + end, static_cast<unsigned>(block));
     int errnum = Z_OK;
     const char* msg = gzerror(gz, &errnum);
     if (n < 0 || errnum != Z_OK) {
@@ -151,8 +152,9 @@ TraceReader::TraceReader(const std::string& path, ReaderOptions opt) : impl_(std
   errno = 0;
   m.gz = gzopen(path.c_str(), "rb");
   if (!m.gz) throw TraceError(path, 0, std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
-  gzbuffer(m.gz, kZlibBuffer);
-  m.buf.resize(2 * kBlock);
+  m.block = std::clamp<size_t>(opt.block_bytes, kMinBlock, size_t{1} << 30);
+  gzbuffer(m.gz, static_cast<unsigned>(m.block));
+  m.buf.resize(2 * m.block);
   m.read_header();
 }
 
