@@ -6,6 +6,9 @@
 //                                            STATUS; items = bursts
 //   BM_DmaIrq/<KiB>/<burst bytes>            the same, the core sleeping in WFI until
 //                                            the completion interrupt (no polling)
+//   BM_SystemCWait                           a bare sc_core::wait(1 ns) on core 0's thread:
+//                                            the floor of one synchronisation (the
+//                                            kernel's timed queue and a thread switch)
 //   BM_TlmHop_Bare                           simple_initiator_socket -> simple_target_socket
 //                                            whose b_transport only sets TLM_OK_RESPONSE
 //   BM_TlmHop_RouterDram                     one b_transport through the platform's
@@ -202,6 +205,16 @@ void BM_HalRead32_Mmio(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(hal_read32(pa));
   const Ps t1 = core().now();
   state.counters["sim_ns"] = benchmark::Counter(ps_to_ns_d(t1 - t0), benchmark::Counter::kAvgIterations);
+}
+
+// The reference for BM_HalRead32_Mmio: what a synchronisation costs with
+// nothing but the SystemC kernel in it (the core's local time is synced
+// first, so that the waits below start from a clean quantum).
+void BM_SystemCWait(benchmark::State& state) {
+  core().sync();
+  const sc_core::sc_time one_ns(1, sc_core::SC_NS);
+  for (auto _ : state) sc_core::wait(one_ns);
+  state.counters["sim_ns"] = 1.0;
 }
 
 // ---- (b) DMA transfers through the driver
@@ -685,6 +698,7 @@ void BM_SmmuCmdq_TlbiVaSync(benchmark::State& state) {
 BENCHMARK(BM_HalRead64_Dram)->UseRealTime();
 BENCHMARK(BM_HalWrite64_Dram)->UseRealTime();
 BENCHMARK(BM_HalRead32_Mmio)->UseRealTime();
+BENCHMARK(BM_SystemCWait)->UseRealTime();
 BENCHMARK(BM_DmaPoll)
     ->ArgNames({"KiB", "burst"})
     ->Args({64, 64})
