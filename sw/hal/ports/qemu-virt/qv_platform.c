@@ -54,7 +54,7 @@ static phys_addr_t assign_bar(unsigned bus, unsigned dev, unsigned fn, unsigned 
   hal_write32(reg, 0xFFFFFFFFu);
   const uint32_t mask = hal_read32(reg) & PCI_BAR_MEM_MASK;
   hal_write32(reg, orig);
-  if (!mask) return 0; /* not implemented */
+  if (!mask) return 0; /* the device has no BAR at this index */
   *size = (uint64_t)(~mask) + 1;
   const phys_addr_t addr = (mmio_next + *size - 1) & ~(*size - 1); /* naturally aligned */
   if (addr + *size > QV_PCIE_MMIO_BASE + QV_PCIE_MMIO_SIZE) return 0;
