@@ -17,6 +17,9 @@ packages=(
   qemu-system-arm       # qemu-system-aarch64: sw/ on QEMU's SMMUv3 (tests/qemu)
   clang                 # the fuzz build (make fuzz): libFuzzer is clang's
   libclang-rt-14-dev    # libFuzzer and the sanitizer runtimes for clang 14
+  parallel              # GNU parallel: runs a planned sweep's jobs.txt (tests/sweep)
+  slurm-wlm             # slurmctld, slurmd, sbatch: a planned sweep as a job array (tests/sweep)
+  python3               # tests/sweep: free ports, JSON comparison
 )
 
 missing=()
