@@ -338,8 +338,9 @@ int sc_main(int argc, char** argv) {
     if (*run_cmd) return run(ra);
     if (*sweep_cmd) {
       if (const std::string clash = sweep_option_given(*sweep_cmd); !clash.empty() && (*plan_cmd || *collect_cmd)) {
-        std::cerr << "smmu-vp: sweep " << (*plan_cmd ? "plan" : "collect") << ": " << clash
-                  << " is an option of `sweep` itself: give it after `" << (*plan_cmd ? "plan" : "collect") << "`\n";
+        const char* sub = *plan_cmd ? "plan" : "collect";
+        std::cerr << "smmu-vp: sweep " << sub << ": " << clash << " before `" << sub << "` is an option of `sweep FILE`; "
+                  << "the options of `sweep " << sub << "` come after it (see sweep " << sub << " --help)\n";
         return kExitBadInput;
       }
       if (*plan_cmd) return smmu_vp::cli::plan_sweep(pa, builtin_apps());
