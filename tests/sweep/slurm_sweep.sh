@@ -45,6 +45,8 @@ print(*[s.getsockname()[1] for s in ss])')
 node=$(hostname -s)
 user=$(id -un)
 cpus=$(nproc)
+# The node offers its real memory, so that tasks may request some (--mem).
+mem_mb=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)
 mkdir -p "$tmp/state" "$tmp/spool"
 export SLURM_CONF="$tmp/slurm.conf"
 cat >"$SLURM_CONF" <<CONF
@@ -72,7 +74,7 @@ SlurmctldPidFile=$tmp/slurmctld.pid
 SlurmdPidFile=$tmp/slurmd.pid
 SlurmctldLogFile=$tmp/slurmctld.log
 SlurmdLogFile=$tmp/slurmd.log
-NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
+NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 
@@ -97,7 +99,8 @@ done
 write_sweep "$src" "$tmp/sweep.json"
 "$exe" sweep "$tmp/sweep.json" --jobs 2 --out "$tmp/local" >/dev/null 2>"$tmp/local.err" ||
   { cat "$tmp/local.err" >&2; fail "the local sweep failed"; }
-"$exe" sweep plan "$tmp/sweep.json" --out "$tmp/plan" --slurm --slurm-concurrency 2 --slurm-time 00:05:00 >/dev/null ||
+"$exe" sweep plan "$tmp/sweep.json" --out "$tmp/plan" --slurm --slurm-concurrency 2 \
+    --slurm-time 00:05:00 --slurm-mem 200M >/dev/null ||
   fail "sweep plan --slurm failed"
 grep -q -- '^#SBATCH --array=0-3%2$' "$tmp/plan/sweep.sbatch" || fail "sweep.sbatch has no --array=0-3%2 line"
 
