@@ -1,5 +1,6 @@
-// smmu-vp command line: run a scenario, sweep one over axes of overrides, list
-// apps, print the config reference.
+// smmu-vp command line: run a scenario, sweep one over axes of overrides (here,
+// or planned as jobs for other engines and collected), list apps, print the
+// config reference.
 // Exit codes: 0 success, 1 internal error, 2 bad input (command line, config,
 // firmware, output directory), 3 an app failed (sweep: a point failed),
 // 4 time limit, 5 deadlock, 6 --strict found problems, 7 a program crashed,
@@ -25,6 +26,7 @@
 #include "platform.h"
 #include "apps/apps.h"
 #include "cli/sweep.h"
+#include "cli/sweep_dist.h"
 #include "cli/trace_cmd.h"
 
 #ifndef SMMU_VP_VERSION
@@ -231,6 +233,36 @@ void list_apps() {
   }
 }
 
+// `sweep plan FILE --out DIR`: the sweep as one job per point (sweep_dist.h).
+CLI::App* add_plan_command(CLI::App& sweep_cmd, smmu_vp::cli::PlanArgs& pa) {
+  CLI::App* c = sweep_cmd.add_subcommand(
+      "plan", "Write one self-contained job per point and a job list (jobs.txt) for any engine: GNU parallel, SLURM, ...");
+  c->add_option("scenario", pa.sweep.file, "Scenario JSON file with a \"sweep\" section")->required()->check(CLI::ExistingFile);
+  c->add_option("--out", pa.sweep.out, "Plan directory to create (new or empty): plan.json, jobs.txt, a directory per point")
+      ->required();
+  c->add_option("--set", pa.sweep.sets, "Override a config value at every point, after the point's own: dotted.path=value (repeatable)");
+  c->add_option("--seed", pa.sweep.seed, "Seed of hal_random() at every point (overrides scenario.seed)")->check(kNotNegative);
+  c->add_option("--exe", pa.exe, "The smmu-vp the jobs run, as the machines running them see it (default: this executable's absolute path)");
+  c->add_flag("--slurm", pa.slurm.enabled, "Also write sweep.sbatch: a SLURM job array, one task per point");
+  c->add_option("--slurm-concurrency", pa.slurm.concurrency, "Array tasks running at once (--array=0-N%C)")
+      ->check(CLI::Range(1u, 100000u))->capture_default_str();
+  c->add_option("--slurm-time", pa.slurm.time, "sbatch --time of each task, e.g. 00:10:00");
+  c->add_option("--slurm-mem", pa.slurm.mem, "sbatch --mem of each task, e.g. 2G");
+  c->add_option("--slurm-partition", pa.slurm.partition, "sbatch --partition");
+  c->add_option("--slurm-cpus", pa.slurm.cpus_per_task, "sbatch --cpus-per-task (a point is one single-threaded process)")
+      ->check(CLI::Range(1u, 4096u))->capture_default_str();
+  c->add_option("--slurm-option", pa.slurm.options, "Another sbatch option for every task, e.g. --qos=low (repeatable)");
+  return c;
+}
+
+// The first of `sweep`'s own options given on the command line ("" when
+// none): with `plan`/`collect` it would be silently ignored.
+std::string sweep_option_given(const CLI::App& sweep_cmd) {
+  for (const CLI::Option* o : sweep_cmd.get_options())
+    if (o->count() > 0) return o->get_name();
+  return "";
+}
+
 }  // namespace
 
 // SystemC's own main() calls sc_main with the command line.
@@ -265,8 +297,9 @@ int sc_main(int argc, char** argv) {
 
   smmu_vp::cli::SweepArgs sa;
   CLI::App* sweep_cmd = cli.add_subcommand("sweep", "Run a scenario at every point of its \"sweep\" axes, a process per point, and tabulate the results");
+  // Not required(): `sweep plan FILE` and `sweep collect DIR` take the place of `sweep FILE`.
   sweep_cmd->add_option("scenario", sa.file, "Scenario JSON file with a \"sweep\" section (e.g. platform/scenarios/smmu_stress_sweep.json)")
-      ->required()->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile);
   sweep_cmd->add_option("--set", sa.sets, "Override a config value at every point, after the point's own: dotted.path=value (repeatable)");
   sweep_cmd->add_option("--out", sa.out, "Directory for sweep.csv, sweep.json and one directory per point")->capture_default_str();
   sweep_cmd->add_option("--jobs,-j", sa.jobs, "Points run at once (default: one per hardware thread)")->check(CLI::Range(1u, 4096u));
@@ -278,6 +311,16 @@ int sc_main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   sweep_cmd->add_option("--format", sa.format, "Rendering of the table on stdout")
       ->check(CLI::IsMember({"table", "csv", "markdown"}))->capture_default_str();
+
+  smmu_vp::cli::PlanArgs pa;
+  CLI::App* plan_cmd = add_plan_command(*sweep_cmd, pa);
+  smmu_vp::cli::CollectArgs ca;
+  CLI::App* collect_cmd = sweep_cmd->add_subcommand(
+      "collect", "Tabulate the finished points of a planned sweep, as `sweep` does; name the failed and missing ones");
+  collect_cmd->add_option("dir", ca.dir, "The directory `sweep plan` wrote")->required()->check(CLI::ExistingDirectory);
+  collect_cmd->add_option("--format", ca.format, "Rendering of the table on stdout")
+      ->check(CLI::IsMember({"table", "csv", "markdown"}))->capture_default_str();
+  sweep_cmd->require_subcommand(0, 1);
 
   CLI::App* trace_cmd = smmu_vp::cli::add_trace_command(cli);
 
@@ -293,7 +336,21 @@ int sc_main(int argc, char** argv) {
 
   try {
     if (*run_cmd) return run(ra);
-    if (*sweep_cmd) return smmu_vp::cli::run_sweep(sa, builtin_apps());
+    if (*sweep_cmd) {
+      if (const std::string clash = sweep_option_given(*sweep_cmd); !clash.empty() && (*plan_cmd || *collect_cmd)) {
+        const char* sub = *plan_cmd ? "plan" : "collect";
+        std::cerr << "smmu-vp: sweep " << sub << ": " << clash << " before `" << sub << "` is an option of `sweep FILE`; "
+                  << "the options of `sweep " << sub << "` come after it (see sweep " << sub << " --help)\n";
+        return kExitBadInput;
+      }
+      if (*plan_cmd) return smmu_vp::cli::plan_sweep(pa, builtin_apps());
+      if (*collect_cmd) return smmu_vp::cli::collect_sweep(ca);
+      if (sa.file.empty()) {
+        std::cerr << "smmu-vp: sweep: a scenario file is required (or `sweep plan FILE`, `sweep collect DIR`); see sweep --help\n";
+        return kExitBadInput;
+      }
+      return smmu_vp::cli::run_sweep(sa, builtin_apps());
+    }
     if (*trace_cmd) return smmu_vp::cli::run_trace_command(*trace_cmd);
     if (*apps_cmd) {
       list_apps();

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 namespace smmu_vp::config {
@@ -242,6 +243,33 @@ json validate(const Node& schema, const json& doc, const std::string& path) {
     }
   }
   return doc;
+}
+
+json anchor_paths(const Node& schema, json doc, const std::string& base_dir) {
+  switch (schema.type) {
+    case Type::kString:
+      if (schema.unit == "path" && doc.is_string()) {
+        const std::filesystem::path p = doc.get<std::string>();
+        if (!p.empty() && p.is_relative()) doc = (std::filesystem::absolute(base_dir) / p).lexically_normal().string();
+      }
+      return doc;
+    case Type::kObject:
+      for (const auto& [name, field] : schema.fields)
+        if (doc.is_object() && doc.contains(name)) doc[name] = anchor_paths(*field, doc[name], base_dir);
+      return doc;
+    case Type::kMap:
+    case Type::kArray:
+      for (auto& element : doc) element = anchor_paths(*schema.element, element, base_dir);
+      return doc;
+    case Type::kVariant: {
+      const auto it = doc.is_object() && doc.contains("type") && doc["type"].is_string()
+                          ? schema.variants.find(doc["type"].get<std::string>())
+                          : schema.variants.end();
+      return it == schema.variants.end() ? doc : anchor_paths(*it->second, doc, base_dir);
+    }
+    default:
+      return doc;
+  }
 }
 
 namespace {

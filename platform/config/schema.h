@@ -71,6 +71,12 @@ NodePtr optional(NodePtr n);
 // integers. Throws ConfigError naming the first problem.
 json validate(const Node& schema, const json& doc, const std::string& path = "");
 
+// `doc` (as validate() returns it) with every relative file path, a string
+// parameter whose unit is "path", made to start at `base_dir`: the document
+// then names the same files wherever it is read from (a planned sweep's job
+// files live in another directory than the scenario they come from).
+json anchor_paths(const Node& schema, json doc, const std::string& base_dir);
+
 // Parses an address/size: integer, "0x..." hex, decimal string, or a number
 // with a KiB/MiB/GiB/TiB suffix. Throws ConfigError.
 uint64_t parse_address(const json& v, const std::string& path);

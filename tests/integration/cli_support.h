@@ -25,9 +25,8 @@ struct Cmd {
   std::string out;  // stdout and stderr together
 };
 
-// Runs smmu-vp; `out` holds stdout and, unless `with_stderr` is false, stderr.
-inline Cmd sh(const std::string& args, bool with_stderr = true) {
-  const std::string cmd = std::string(SMMU_VP_CLI) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+// Runs a command line with sh; `out` holds what it writes on stdout.
+inline Cmd shell(const std::string& cmd) {
   Cmd r{-1, ""};
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -37,6 +36,11 @@ inline Cmd sh(const std::string& args, bool with_stderr = true) {
   const int st = pclose(p);
   r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
+}
+
+// Runs smmu-vp; `out` holds stdout and, unless `with_stderr` is false, stderr.
+inline Cmd sh(const std::string& args, bool with_stderr = true) {
+  return shell(std::string(SMMU_VP_CLI) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 inline fs::path temp_dir(const std::string& name) {
@@ -79,6 +83,26 @@ inline std::string read_text(const fs::path& p) {
 }
 
 inline const std::string kScenarios = std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/";
+
+// A scenario with a sweep section: smmu_stress with a few iterations per
+// core, so that each point runs in a few milliseconds.
+inline std::string sweep_scenario(const fs::path& dir, const std::string& sweep) {
+  return write_file(dir, "sweep.json", std::string(R"({"platform": ")") + SMMU_VP_SOURCE_DIR +
+      R"(/platform/platforms/base.json", "scenario": {"apps": [{"app": "smmu_stress", "cores": [0],
+         "params": {"iterations": 5}}]}, "sweep": )" + sweep + "}");
+}
+
+inline const std::string kTwoByTwo = R"({
+  "title": "two by two",
+  "axes": [
+    {"name": "policy", "values": {"poll": {"scenario.apps.0.params.sync": 0},
+                                  "msi": {"scenario.apps.0.params.sync": 2}}},
+    {"name": "cores", "values": {"1": {"platform.cpu.count": 1, "scenario.apps.0.cores": [0]},
+                                 "2": {"platform.cpu.count": 2, "scenario.apps.0.cores": [0, 1]}}}],
+  "columns": [
+    {"title": "invalidations", "stat": "sw.smmu_stress.invalidations"},
+    {"title": "inv p50", "stat": "sw.smmu_stress.invalidation_ns", "field": "p50", "unit": "ns", "digits": 1},
+    {"title": "syncs/inv", "ratio": ["sw.smmu_stress.syncs", "sw.smmu_stress.invalidations"], "digits": 3}]})";
 
 // Runs a shipped sweep; returns each point's stats.json by its labels on
 // `axes`, joined with '/' in that order (e.g. "lockfree/16").

@@ -181,27 +181,6 @@ TEST(Cli, ConfigReferenceMatchesTheDocs) {
 
 // --- sweep ------------------------------------------------------------------
 
-// A scenario with a sweep section: smmu_stress with a few iterations per
-// core, so that each point runs in a few milliseconds.
-std::string sweep_scenario(const fs::path& dir, const std::string& sweep) {
-  return write_file(dir, "sweep.json", std::string(R"({"platform": ")") + SMMU_VP_SOURCE_DIR +
-      R"(/platform/platforms/base.json", "scenario": {"apps": [{"app": "smmu_stress", "cores": [0],
-         "params": {"iterations": 5}}]}, "sweep": )" + sweep + "}");
-}
-
-const std::string kTwoByTwo = R"({
-  "title": "two by two",
-  "axes": [
-    {"name": "policy", "values": {"poll": {"scenario.apps.0.params.sync": 0},
-                                  "msi": {"scenario.apps.0.params.sync": 2}}},
-    {"name": "cores", "values": {"1": {"platform.cpu.count": 1, "scenario.apps.0.cores": [0]},
-                                 "2": {"platform.cpu.count": 2, "scenario.apps.0.cores": [0, 1]}}}],
-  "columns": [
-    {"title": "invalidations", "stat": "sw.smmu_stress.invalidations"},
-    {"title": "inv p50", "stat": "sw.smmu_stress.invalidation_ns", "field": "p50", "unit": "ns", "digits": 1},
-    {"title": "syncs/inv", "ratio": ["sw.smmu_stress.syncs", "sw.smmu_stress.invalidations"], "digits": 3}]})";
-
-
 TEST(Cli, SweepTabulatesEveryPointAndWritesResults) {
   const fs::path d = temp_dir("sweep");
   const std::string scen = sweep_scenario(d, kTwoByTwo);

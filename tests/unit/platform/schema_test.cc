@@ -261,5 +261,28 @@ TEST(ConfigReference, IncludesEveryAppAndParameter) {
   EXPECT_NE(render_config_reference({&kNoParams}).find("No parameters."), std::string::npos);
 }
 
+// ---- anchor_paths(): a planned sweep's job names the same files from elsewhere.
+
+TEST(AnchorPaths, MakesRelativePathParametersAbsoluteWhereverTheyAre) {
+  const NodePtr file = leaf(Type::kString, json(), "path", "A file.");
+  const NodePtr schema = object({
+      {"top", file},
+      {"label", leaf(Type::kString, json(), "", "Not a path.")},
+      {"devices", map_of(variant({{"player", object({{"trace", file}})}, {"other", object({{"name", leaf(Type::kString, json(), "", "")}})}}, ""),
+                         json::object(), "")},
+      {"list", array_of(file, json::array(), "")},
+  });
+  const json doc = {{"top", "a/b.trace"},
+                    {"label", "x/y"},
+                    {"devices", {{"p", {{"type", "player"}, {"trace", "../t.gz"}}}, {"o", {{"type", "other"}, {"name", "n/m"}}}}},
+                    {"list", {"/abs/file", "rel"}}};
+  const json out = anchor_paths(*schema, doc, "/base/dir");
+  EXPECT_EQ(out["top"], "/base/dir/a/b.trace");
+  EXPECT_EQ(out["label"], "x/y") << "a string that is not a path stays";
+  EXPECT_EQ(out["devices"]["p"]["trace"], "/base/t.gz") << "inside a map of variants, normalised";
+  EXPECT_EQ(out["devices"]["o"]["name"], "n/m");
+  EXPECT_EQ(out["list"], json::array({"/abs/file", "/base/dir/rel"})) << "an absolute path stays";
+}
+
 }  // namespace
 }  // namespace smmu_vp::config
