@@ -30,11 +30,14 @@ void AddressMap::add(const AddressRange& range) {
 
 const AddressRange* AddressMap::decode(uint64_t addr, uint64_t len) const {
   if (len == 0) len = 1;
+  if (last_ < ranges_.size() && ranges_[last_].contains(addr, len)) return &ranges_[last_];
   auto it = std::upper_bound(ranges_.begin(), ranges_.end(), addr,
                              [](uint64_t a, const AddressRange& r) { return a < r.base; });
   if (it == ranges_.begin()) return nullptr;
   --it;
-  return it->contains(addr, len) ? &*it : nullptr;
+  if (!it->contains(addr, len)) return nullptr;
+  last_ = static_cast<size_t>(it - ranges_.begin());
+  return &*it;
 }
 
 const AddressRange* AddressMap::find(const std::string& name) const {

@@ -34,6 +34,9 @@ class AddressMap {
 
  private:
   std::vector<AddressRange> ranges_;  // sorted by base
+  // The range the last decode found: most accesses go where the one before
+  // went (DRAM), so it is tried first.
+  mutable size_t last_ = 0;
 };
 
 }  // namespace smmu_vp
