@@ -278,7 +278,7 @@ void Smmu::translate_transport(int port, tlm::tlm_generic_payload& trans, sc_cor
           trace_->instant(basename(), std::string("fault ") + event_name(r.event.id), t,
                           {{"sid", r.event.sid}, {"addr", r.event.input_addr}});
         if (r.record) record_event(r.event, t);
-        else stats_.counter(stat(*this, "events.unrecorded")).add();  // created on first use
+        else unrecorded().add();
         if (observer_) observer_->on_fault(r.event.sid, r.event.input_addr, trans.is_write(), t);
       }
       return abort(t);
@@ -294,6 +294,11 @@ void Smmu::translate_transport(int port, tlm::tlm_generic_payload& trans, sc_cor
   }
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
   delay = ps_to_sc(t - now);
+}
+
+Counter& Smmu::unrecorded() {
+  if (!unrecorded_) unrecorded_ = &stats_.counter(stat(*this, "events.unrecorded"));
+  return *unrecorded_;
 }
 
 // IHI 0070 7.4: records go to the event queue when it is enabled; a full

@@ -135,6 +135,8 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
   sc_core::sc_time reg_latency_;
   Ps bypass_latency_;
   StatsRegistry& stats_;
+  Counter* unrecorded_ = nullptr;  // events.unrecorded, created at the first one (absent while 0)
+  Counter& unrecorded();
   Counter& transactions_;
   Counter& bypass_transactions_;
   Counter& aborted_transactions_;

@@ -202,7 +202,7 @@ LoadedSweep plan_sweep_of(const ordered_json& plan) {
 // A point's run time as its own stats.json records it (0 when unreadable).
 double recorded_wall_seconds(const fs::path& stats) {
   try {
-    const json s = json::parse(read_text(stats.string()));
+    const json s = json::parse(config::read_file(stats.string()));
     return s.at("wallclock").at("elapsed_seconds").get<double>();
   } catch (const std::exception&) {
     return 0;
@@ -216,7 +216,7 @@ PointOutcome point_outcome(const fs::path& point_dir) {
   if (!fs::exists(status_file, ec))
     return {PointOutcome::Kind::kUnfinished, "missing",
             std::string("no ") + kExitStatus + ": not run, or still running", wall};
-  std::string text = read_text(status_file.string());
+  std::string text = config::read_file(status_file.string());
   text.erase(text.find_last_not_of(" \n\r\t") + 1);
   const bool numeric = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos && text.size() < 4;
   if (!numeric) return {PointOutcome::Kind::kFailed, "failed", "unreadable " + std::string(kExitStatus) + " \"" + text + "\"", wall};
@@ -271,7 +271,7 @@ int collect_sweep(const CollectArgs& c) {
   SweepArgs a;
   LoadedSweep sweep;
   try {
-    const auto plan = config::parse_json_document<ordered_json>(read_text(plan_file), plan_file);
+    const auto plan = config::parse_json_document<ordered_json>(config::read_file(plan_file), plan_file);
     a = plan_args(plan, c);
     sweep = plan_sweep_of(plan);
   } catch (const ConfigError& e) {

@@ -48,7 +48,7 @@ std::vector<Cell> point_cells(const SweepSpec& spec, const fs::path& stats_path,
   if (o.kind == PointOutcome::Kind::kFailed) return row;  // every cell kFailed
   json stats;
   try {
-    stats = parse<json>(read_text(stats_path.string()), stats_path.string());
+    stats = parse<json>(config::read_file(stats_path.string()), stats_path.string());
   } catch (const std::exception& e) {
     for (Cell& c : row) c = {Cell::Kind::kMissing, 0, e.what()};
     return row;
@@ -126,14 +126,6 @@ ordered_json sweep_json(const SweepArgs& a, const LoadedSweep& sweep, const std:
 
 }  // namespace
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path);
   f << text;
@@ -148,7 +140,7 @@ std::vector<std::string> point_sets(const SweepPoint& pt, const SweepArgs& a) {
 }
 
 LoadedSweep load_sweep(const SweepArgs& a, const std::vector<const hal_app*>& apps) {
-  const std::string text = read_text(a.file);
+  const std::string text = config::read_file(a.file);
   const auto doc = parse<ordered_json>(text, a.file);  // ordered: axis values keep file order
   LoadedSweep sweep;
   sweep.spec = parse_sweep_spec(doc);

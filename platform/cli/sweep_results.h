@@ -38,8 +38,7 @@ struct PointOutcome {
   double wall_seconds = 0;
 };
 
-// A whole file; std::runtime_error naming it when it cannot be read / written.
-std::string read_text(const std::string& path);
+// Writes a whole file; std::runtime_error naming it when it cannot be written.
 void write_file(const std::string& path, const std::string& text);
 
 // What a point's `run` applies: its axis values, then the user's --set, then --seed.

@@ -81,14 +81,6 @@ NodePtr scenario_schema() {
   }, "What runs.");
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 nlohmann::json parse_json(const std::string& text, const std::string& what) {
   return parse_json_document<nlohmann::json>(text, what);
 }
@@ -181,6 +173,15 @@ void check_smmu(const RunConfig& rc) {
 }
 
 }  // namespace
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 
 const Node& run_schema() {
   static const NodePtr schema = object({

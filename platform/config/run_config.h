@@ -67,6 +67,9 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
 RunConfig build_run_config(nlohmann::json doc, const std::string& base_dir,
                            const std::vector<std::string>& overrides, const std::vector<const hal_app*>& apps);
 
+// The whole of a text file; std::runtime_error naming it when it cannot be opened.
+std::string read_file(const std::string& path);
+
 // Markdown parameter reference (docs/config.md) including every app's parameters.
 std::string render_config_reference(const std::vector<const hal_app*>& apps);
 

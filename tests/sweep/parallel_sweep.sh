@@ -15,7 +15,7 @@ test_name=sweep_parallel
 need parallel parallel
 need python3 python3
 
-tmp=$(mktemp -d /tmp/smmu-vp-parallel.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/smmu-vp-parallel.XXXXXX")  # scratch directory, removed on exit
 trap 'rm -rf "$tmp"' EXIT
 
 write_sweep "$src" "$tmp/sweep.json"

@@ -19,7 +19,7 @@ need slurmd slurm-wlm
 need sbatch slurm-wlm
 need python3 python3
 
-tmp=$(mktemp -d /tmp/smmu-vp-slurm.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/smmu-vp-slurm.XXXXXX")  # the cluster's scratch directory, removed on exit
 pids=()
 stop_cluster() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done

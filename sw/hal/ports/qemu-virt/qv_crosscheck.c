@@ -368,7 +368,7 @@ int qv_crosscheck_main(void) {
   const uint32_t gbpa_read = hal_read32(gbpa);
   hal_write32(gbpa, SMMU_GBPA_UPDATE);
   qv_printf("note: GBPA reads 0x%08x after writing UPDATE | ABORT (%s)", gbpa_read,
-            (gbpa_read & SMMU_GBPA_ABORT) ? "implemented" : "not implemented");
+            (gbpa_read & SMMU_GBPA_ABORT) ? "the register holds ABORT" : "the register reads as zero: absent");
   qv_printf("DMA memory used: %llu KiB; %llu ms in all", (unsigned long long)(qv_dma_bytes_used() >> 10),
             (unsigned long long)((hal_now_ns() - t0) / 1000000));
   qv_printf("RESULT: %s %u/%u", failures ? "FAIL" : "PASS", checks - failures, checks);
