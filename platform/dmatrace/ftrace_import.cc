@@ -42,6 +42,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 
 namespace smmu_vp::dmatrace {
@@ -106,6 +107,14 @@ uint64_t parse_dec(std::string_view v, const char* field) {
   if (v.empty() || ec == std::errc::invalid_argument || ptr != v.data() + v.size())
     throw Bad{field, "expected a decimal number, got " + quoted(v)};
   if (ec == std::errc::result_out_of_range) throw Bad{field, "more than 64 bits: " + quoted(v)};
+  return x;
+}
+
+// A decimal column our records hold in a narrower signed field (the CPU in
+// an int32_t, the pid in an int64_t): larger values are refused, not wrapped.
+uint64_t parse_dec_max(std::string_view v, const char* field, uint64_t max) {
+  const uint64_t x = parse_dec(v, field);
+  if (x > max) throw Bad{field, quoted(v) + " is larger than " + std::to_string(max)};
   return x;
 }
 
@@ -397,10 +406,11 @@ bool FtraceImporter::parse_line(const char* line, size_t len, uint64_t line_no, 
     if (q == pid_end || q == s || q[-1] != '-')
       throw Bad{"pid", "expected <task>-<pid> before the CPU column, got " +
                            quoted(std::string_view(s, static_cast<size_t>(pid_end - s)))};
-    out.pid = static_cast<int64_t>(parse_dec(std::string_view(q, static_cast<size_t>(pid_end - q)), "pid"));
+    out.pid = static_cast<int64_t>(parse_dec_max(std::string_view(q, static_cast<size_t>(pid_end - q)), "pid",
+                                                  std::numeric_limits<int64_t>::max()));
     out.task.assign(s, static_cast<size_t>(q - 1 - s));
-    out.cpu = static_cast<int32_t>(
-        parse_dec(std::string_view(cpu_open + 1, static_cast<size_t>(cpu_close - cpu_open - 1)), "cpu"));
+    out.cpu = static_cast<int32_t>(parse_dec_max(std::string_view(cpu_open + 1, static_cast<size_t>(cpu_close - cpu_open - 1)),
+                                                 "cpu", std::numeric_limits<int32_t>::max()));
     if (!parse_time(ts, ts_end, out.time_ns))
       throw Bad{"timestamp", "expected <secs>.<usecs>, got " + quoted(std::string_view(ts, static_cast<size_t>(ts_end - ts)))};
 

@@ -283,6 +283,19 @@ TEST(FtraceImport, HugeValues) {
             std::string::npos);
 }
 
+// Found by fuzz_ftrace_import: a CPU column past int32_t (or a pid past
+// int64_t) used to wrap to a negative number that our own format refuses.
+TEST(FtraceImport, CpuAndPidLargerThanTheirFieldsAreRefused) {
+  const Record r = one("fio-9223372036854775807 [2147483647] 1.5: dma_unmap_page: d dir=TO_DEVICE dma_addr=1 size=1 attrs=");
+  EXPECT_EQ(r.cpu, 2147483647);
+  EXPECT_EQ(r.pid, 9223372036854775807);
+  std::string e = error_of("fio-2812 [4125625026] 1.5: dma_unmap_page: d dir=TO_DEVICE dma_addr=1 size=1 attrs=");
+  EXPECT_NE(e.find("field 'cpu'"), std::string::npos) << e;
+  EXPECT_NE(e.find("larger than 2147483647"), std::string::npos) << e;
+  e = error_of("fio-9223372036854775808 [002] 1.5: dma_unmap_page: d dir=TO_DEVICE dma_addr=1 size=1 attrs=");
+  EXPECT_NE(e.find("field 'pid'"), std::string::npos) << e;
+}
+
 TEST(FtraceImport, CrLf) {
   const Record r = one(kFile + "dma_unmap_page: d dir=TO_DEVICE dma_addr=1000 size=64 attrs=\r\n");
   EXPECT_EQ(r.size, 64u);
