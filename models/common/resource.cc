@@ -8,6 +8,7 @@ namespace smmu_vp {
 Resource::Resource(std::string name, unsigned slots) : name_(std::move(name)) {
   if (slots == 0) throw std::invalid_argument("resource '" + name_ + "' needs at least one slot");
   busy_.resize(slots);
+  last_.resize(slots, Interval{0, 0});
 }
 
 namespace {
@@ -60,8 +61,8 @@ void Resource::insert(Intervals& busy, Ps start, Ps end) {
 
 Ps Resource::earliest_start(Ps arrival, Ps duration) const {
   Ps best = UINT64_MAX;
-  for (const auto& b : busy_) {
-    best = std::min(best, first_fit(b, arrival, duration));
+  for (size_t s = 0; s < last_.size(); ++s) {
+    best = std::min(best, fit(s, arrival, duration));
     if (best == arrival) break;  // no slot can do better
   }
   return best;
@@ -70,8 +71,8 @@ Ps Resource::earliest_start(Ps arrival, Ps duration) const {
 Resource::Grant Resource::reserve(Ps arrival, Ps duration) {
   size_t slot = 0;
   Ps start = UINT64_MAX;
-  for (size_t s = 0; s < busy_.size(); ++s) {
-    const Ps t = first_fit(busy_[s], arrival, duration);
+  for (size_t s = 0; s < last_.size(); ++s) {
+    const Ps t = fit(s, arrival, duration);
     if (t < start) {
       start = t;
       slot = s;
@@ -80,6 +81,7 @@ Resource::Grant Resource::reserve(Ps arrival, Ps duration) {
   }
   const Ps end = start + duration;
   insert(busy_[slot], start, end);
+  if (!busy_[slot].empty()) last_[slot] = busy_[slot].back();
   ++requests_;
   busy_time_ += duration;
   waited_ += start - arrival;
@@ -88,9 +90,11 @@ Resource::Grant Resource::reserve(Ps arrival, Ps duration) {
 }
 
 void Resource::retire(Ps now) {
-  for (auto& b : busy_) {
+  for (size_t s = 0; s < busy_.size(); ++s) {
+    Intervals& b = busy_[s];
     auto keep = std::find_if(b.begin(), b.end(), [now](const Interval& iv) { return iv.end > now; });
     b.erase(b.begin(), keep);
+    last_[s] = b.empty() ? Interval{0, 0} : b.back();
   }
 }
 

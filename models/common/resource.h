@@ -57,9 +57,19 @@ class Resource {
   using Intervals = std::vector<Interval>;
   static Ps first_fit(const Intervals& busy, Ps arrival, Ps duration);
   static void insert(Intervals& busy, Ps start, Ps end);
+  // first_fit on slot s, answered from last_[s] in the usual cases.
+  Ps fit(size_t s, Ps arrival, Ps duration) const {
+    const Interval& last = last_[s];
+    if (last.end <= arrival) return arrival;        // idle from arrival on
+    if (last.start <= arrival) return last.end;     // inside the last interval: every other ends before it
+    return first_fit(busy_[s], arrival, duration);  // arrival before it: look for a gap
+  }
 
   std::string name_;
   std::vector<Intervals> busy_;
+  // Each slot's last busy interval ({0, 0} when idle), side by side so that
+  // a request scans every slot's usual case without touching its vector.
+  std::vector<Interval> last_;
   uint64_t requests_ = 0;
   Ps busy_time_ = 0;
   Ps waited_ = 0;

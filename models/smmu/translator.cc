@@ -227,12 +227,32 @@ TranslationResult Translator::fault_result(const TranslationRequest& req, EventI
   return r;
 }
 
+void Translator::decode_cached_ste(const SteWords& raw, DecodedSte* out) {
+  if (!ste_memo_.valid || ste_memo_.raw != raw) {
+    ste_memo_.decoded = DecodedSte{};
+    decode_ste(raw, caps_, &ste_memo_.decoded);
+    ste_memo_.raw = raw;
+    ste_memo_.valid = true;
+  }
+  *out = ste_memo_.decoded;
+}
+
+void Translator::decode_cached_cd(const CdWords& raw, DecodedCd* out) {
+  if (!cd_memo_.valid || cd_memo_.raw != raw) {
+    cd_memo_.decoded = DecodedCd{};
+    decode_cd(raw, caps_, &cd_memo_.decoded);
+    cd_memo_.raw = raw;
+    cd_memo_.valid = true;
+  }
+  *out = cd_memo_.decoded;
+}
+
 bool Translator::stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
                                TranslationResult* fault) {
   // STE: config cache, else the stream table.
   *t += config_lookup_ps_;
   if (auto cached = config_cache_.lookup_ste(req.sid)) {
-    decode_ste(*cached, caps_, &sc->ste);  // only valid STEs are cached
+    decode_cached_ste(*cached, &sc->ste);  // only valid STEs are cached
   } else {
     SteWords raw;
     const FetchResult f = fetcher_.fetch_ste(st, req.sid, *t, &sc->ste, &raw);
@@ -262,7 +282,7 @@ bool Translator::stream_config(const StreamTableConfig& st, const TranslationReq
   const bool substream_legal = sc->ste.s1_cdmax == 0 ? !req.ssv
                                                       : (req.ssv || sc->ste.s1dss == ste::kSubstream0);
   if (auto cached = config_cache_.lookup_cd(req.sid, ssid); cached && substream_legal) {
-    decode_cd(*cached, caps_, &sc->cd);
+    decode_cached_cd(*cached, &sc->cd);
     return true;
   }
   const PageTableWalker::Stage2Config s2 = stage2_of(sc->ste, caps_.oas_bits);

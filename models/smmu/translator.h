@@ -127,6 +127,20 @@ class Translator {
   bool stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
                      TranslationResult* fault);
   TranslationResult fault_result(const TranslationRequest& req, EventId id, Ps t) const;
+  // Decode a descriptor served by the config cache. Decoding is a pure
+  // function of the words (and caps_, fixed at construction), so the last
+  // result is kept with the words it came from and reused while a stream
+  // keeps hitting the same entry.
+  void decode_cached_ste(const SteWords& raw, DecodedSte* out);
+  void decode_cached_cd(const CdWords& raw, DecodedCd* out);
+  template <typename Words, typename Decoded>
+  struct DecodeMemo {
+    bool valid = false;
+    Words raw{};
+    Decoded decoded{};
+  };
+  DecodeMemo<SteWords, DecodedSte> ste_memo_;
+  DecodeMemo<CdWords, DecodedCd> cd_memo_;
   // Clears r->record when the stage's R flag suppresses this fault's record.
   static void apply_record_flag(TranslationResult* r, const DecodedSte& ste, const DecodedCd* cd, bool stage2);
   using EntryKey = std::tuple<uint8_t, uint16_t, uint16_t, uint64_t>;  // stage, vmid, asid, input page
