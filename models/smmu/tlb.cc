@@ -203,22 +203,34 @@ std::optional<std::pair<size_t, TlbHit>> Tlb::find(StageKind stage, uint16_t vmi
         const Slot& s = slots_[i];
         if (!s.valid || s.entry.size_log2 != c || !s.entry.contains(addr)) continue;
         if (!tags_match(s.entry, stage, vmid, asid, regime)) continue;
-        TlbHit hit;
-        hit.entry = s.entry;
-        const uint64_t offset = addr - s.entry.input_addr;
-        hit.pa = s.entry.output_addr + offset;
-        if (s.entry.stage == StageKind::kNested) hit.ipa = s.entry.ipa + offset;
-        if (s.entry.stage == StageKind::kStage2) hit.ipa = addr;
-        return std::make_pair(i, hit);
+        return std::make_pair(i, hit_at(i, addr));
       }
     }
   }
   return std::nullopt;
 }
 
+TlbHit Tlb::hit_at(size_t i, uint64_t addr) const {
+  const TlbEntry& e = slots_[i].entry;
+  TlbHit hit;
+  hit.entry = e;
+  const uint64_t offset = addr - e.input_addr;
+  hit.pa = e.output_addr + offset;
+  if (e.stage == StageKind::kNested) hit.ipa = e.ipa + offset;
+  if (e.stage == StageKind::kStage2) hit.ipa = addr;
+  return hit;
+}
+
 std::optional<TlbHit> Tlb::lookup(StageKind stage, uint16_t vmid, uint16_t asid, uint64_t addr,
                                   TlbRegime regime) {
   bump(c_lookups_, stats_.lookups);
+  const uint64_t page = addr >> 12;
+  const LastHit& m = last_hit_;
+  if (m.valid && m.page == page && m.stage == stage && m.vmid == vmid && m.asid == asid && m.regime == regime) {
+    bump(c_hits_, stats_.hits);
+    stamps_[m.slot].last_use = ++clock_;
+    return hit_at(m.slot, addr);
+  }
   auto found = find(stage, vmid, asid, addr, regime);
   if (!found) {
     bump(c_misses_, stats_.misses);
@@ -226,6 +238,7 @@ std::optional<TlbHit> Tlb::lookup(StageKind stage, uint16_t vmid, uint16_t asid,
   }
   bump(c_hits_, stats_.hits);
   stamps_[found->first].last_use = ++clock_;
+  last_hit_ = LastHit{true, stage, regime, vmid, asid, page, found->first};
   return found->second;
 }
 
@@ -237,6 +250,7 @@ std::optional<TlbHit> Tlb::peek(StageKind stage, uint16_t vmid, uint16_t asid, u
 }
 
 void Tlb::place(size_t slot, const TlbEntry& e) {
+  last_hit_.valid = false;
   Slot& s = slots_[slot];
   s.valid = true;
   s.entry = e;
@@ -247,6 +261,7 @@ void Tlb::place(size_t slot, const TlbEntry& e) {
 }
 
 void Tlb::remove(size_t slot) {
+  last_hit_.valid = false;
   Slot& s = slots_[slot];
   s.valid = false;
   --valid_;

@@ -311,6 +311,8 @@ class Tlb {
 
   std::optional<std::pair<size_t, TlbHit>> find(StageKind stage, uint16_t vmid, uint16_t asid,
                                                 uint64_t addr, TlbRegime regime) const;
+  // The hit find() reports for slot i and address addr.
+  TlbHit hit_at(size_t i, uint64_t addr) const;
   void remove(size_t slot);
   void place(size_t slot, const TlbEntry& e);
   // Removes every entry matching `match` (full scan).
@@ -341,6 +343,21 @@ class Tlb {
   size_t valid_ = 0;
   uint64_t clock_ = 0;
   SplitMix64 rng_;
+  // The last lookup that hit, by its arguments and 4 KiB page: every entry is
+  // at least 4 KiB and aligned to its size, so it holds all of a page or none,
+  // and until an entry is placed or removed find() would give the same slot
+  // for any address of that page. A DMA streaming through a buffer asks for
+  // the same page many times in a row.
+  struct LastHit {
+    bool valid = false;
+    StageKind stage{};
+    TlbRegime regime{};
+    uint16_t vmid = 0;
+    uint16_t asid = 0;
+    uint64_t page = 0;
+    size_t slot = 0;
+  };
+  LastHit last_hit_;
 
   TlbStats stats_;
   Counter* c_lookups_ = nullptr;

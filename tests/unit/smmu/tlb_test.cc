@@ -170,6 +170,25 @@ TEST(Tlb, MixedSizesCoexistAndSmallestMatchWins) {
   EXPECT_EQ(t.lookup(StageKind::kStage1, 0, 1, 0x7FFFFFFF)->entry.size_log2, 30);
 }
 
+// lookup() remembers its last hit by page; whatever changes the entries must
+// make it look again, and another context or page must not use it.
+TEST(Tlb, RepeatedLookupsOfAPageSeeEveryChange) {
+  Tlb t(cfg(16, 4));
+  t.insert(s1(0, 1, 0x40200000, 21));  // 2 MiB block
+  EXPECT_EQ(t.lookup(StageKind::kStage1, 0, 1, 0x40201008)->entry.size_log2, 21);
+  EXPECT_EQ(t.lookup(StageKind::kStage1, 0, 1, 0x40201ff0)->pa, 0x80000000ull + 0x40201ff0);
+  TlbEntry page = s1(0, 1, 0x40201000, 12);
+  page.output_addr = 0x1234000;
+  t.insert(page);  // a smaller entry on the same page now wins
+  EXPECT_EQ(t.lookup(StageKind::kStage1, 0, 1, 0x40201008)->pa, 0x1234008u);
+  EXPECT_FALSE(t.lookup(StageKind::kStage1, 0, 2, 0x40201008).has_value());  // other ASID
+  EXPECT_EQ(t.lookup(StageKind::kStage1, 0, 1, 0x40202008)->entry.size_log2, 21);  // other page
+  t.invalidate_all();
+  EXPECT_FALSE(t.lookup(StageKind::kStage1, 0, 1, 0x40201008).has_value());
+  EXPECT_EQ(t.stats().lookups, 6u);
+  EXPECT_EQ(t.stats().hits, 4u);
+}
+
 TEST(Tlb, InsertAlignsAndReplacesSameTags) {
   Tlb t(cfg(16, 4));
   TlbEntry e = s1(0, 1, 0x201234, 21);
