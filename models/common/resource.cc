@@ -9,6 +9,7 @@ Resource::Resource(std::string name, unsigned slots) : name_(std::move(name)) {
   if (slots == 0) throw std::invalid_argument("resource '" + name_ + "' needs at least one slot");
   busy_.resize(slots);
   last_.resize(slots, Interval{0, 0});
+  summarise();
 }
 
 namespace {
@@ -59,7 +60,36 @@ void Resource::insert(Intervals& busy, Ps start, Ps end) {
   busy.insert(next, {start, end});
 }
 
+void Resource::summarise() {
+  max_start_ = 0;
+  for (const Interval& l : last_) max_start_ = std::max(max_start_, l.start);
+  find_min_end();
+}
+
+void Resource::find_min_end() {
+  min_end_ = last_[0].end;
+  min_end_slot_ = 0;
+  for (size_t s = 1; s < last_.size(); ++s) {
+    if (last_[s].end < min_end_) {  // strict: the lowest slot among equals
+      min_end_ = last_[s].end;
+      min_end_slot_ = s;
+    }
+  }
+}
+
+void Resource::update_summary(size_t slot) {
+  // A reservation only moves its slot's last interval later (appended or
+  // merged) or leaves it (a gap before it was used): its start and end never
+  // decrease, so the latest start grows with it and the smallest end moves
+  // only when it was this slot's.
+  max_start_ = std::max(max_start_, last_[slot].start);
+  if (slot == min_end_slot_) find_min_end();
+}
+
 Ps Resource::earliest_start(Ps arrival, Ps duration) const {
+  // At or after every slot's last interval began, each slot is free from
+  // max(arrival, its last end): the earliest is the smallest last end.
+  if (arrival >= max_start_) return std::max(arrival, min_end_);
   Ps best = UINT64_MAX;
   for (size_t s = 0; s < last_.size(); ++s) {
     best = std::min(best, fit(s, arrival, duration));
@@ -71,17 +101,24 @@ Ps Resource::earliest_start(Ps arrival, Ps duration) const {
 Resource::Grant Resource::reserve(Ps arrival, Ps duration) {
   size_t slot = 0;
   Ps start = UINT64_MAX;
-  for (size_t s = 0; s < last_.size(); ++s) {
-    const Ps t = fit(s, arrival, duration);
-    if (t < start) {
-      start = t;
-      slot = s;
-      if (t == arrival) break;  // the earliest possible: a later slot would only tie
+  if (arrival >= max_start_ && min_end_ > arrival) {
+    // Every slot busy at arrival, in order: the first to finish (lowest on a tie).
+    start = min_end_;
+    slot = min_end_slot_;
+  } else {
+    for (size_t s = 0; s < last_.size(); ++s) {
+      const Ps t = fit(s, arrival, duration);
+      if (t < start) {
+        start = t;
+        slot = s;
+        if (t == arrival) break;  // the earliest possible: a later slot would only tie
+      }
     }
   }
   const Ps end = start + duration;
   insert(busy_[slot], start, end);
   if (!busy_[slot].empty()) last_[slot] = busy_[slot].back();
+  update_summary(slot);
   ++requests_;
   busy_time_ += duration;
   waited_ += start - arrival;
@@ -96,6 +133,7 @@ void Resource::retire(Ps now) {
     b.erase(b.begin(), keep);
     last_[s] = b.empty() ? Interval{0, 0} : b.back();
   }
+  summarise();
 }
 
 size_t Resource::tracked_intervals() const {

@@ -70,6 +70,15 @@ class Resource {
   // Each slot's last busy interval ({0, 0} when idle), side by side so that
   // a request scans every slot's usual case without touching its vector.
   std::vector<Interval> last_;
+  // Over last_: the smallest end (and the lowest slot with it) and the
+  // latest start, so that a request arriving after every last start (the
+  // usual in-order case) is answered without scanning the slots.
+  void summarise();
+  void find_min_end();
+  void update_summary(size_t slot);  // after a reservation on `slot`
+  Ps min_end_ = 0;
+  size_t min_end_slot_ = 0;
+  Ps max_start_ = 0;
   uint64_t requests_ = 0;
   Ps busy_time_ = 0;
   Ps waited_ = 0;
