@@ -66,6 +66,9 @@ CpuCore::CpuCore(sc_core::sc_module_name name, unsigned id, CpuCluster& cluster)
       spurious_irqs_(cluster.stats().counter(stat(*this, "spurious_irqs"))),
       poll_skipped_(cluster.stats().counter(stat(*this, "poll_skipped_loads"))) {
   if (cycle_ps_ == 0) throw std::invalid_argument("cpu frequency too high: cycle rounds to 0 ps");
+  // Built once: an `a | b` list is allocated on every wait.
+  poll_wake_or_irq_ |= poll_wake_;
+  poll_wake_or_irq_ |= cluster.intc().wake_event(id);
   SC_THREAD(run);
   set_stack_size(cluster.config().stack_kib * 1024);
   qk_.reset();
@@ -404,7 +407,7 @@ unsigned CpuCore::skip_polls(uint64_t left) {
     }
     const sc_core::sc_time until = ps_to_sc(g0 + stop * period - t);
     if (irq_masked_) sc_core::wait(until, poll_wake_);
-    else sc_core::wait(until, poll_wake_ | cluster_.intc().wake_event(id_));
+    else sc_core::wait(until, poll_wake_or_irq_);
     after_wait();
   }
   const Ps gj = g0 + j * period;

@@ -231,6 +231,7 @@ class CpuCore : public sc_core::sc_module {
   };
   PollWatch poll_;
   sc_core::sc_event poll_wake_;
+  sc_core::sc_event_or_list poll_wake_or_irq_;  // poll_wake_ or the controller's wake event, built once
 
   Counter& mmio_accesses_;
   Counter& dram_accesses_;
