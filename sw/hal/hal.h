@@ -13,6 +13,8 @@
  *  - MMIO accesses, atomics, barriers, WFE/WFI and hal_now_ns() synchronise
  *    first, so polling and spinning advance simulated time and let other cores
  *    make progress.
+ *  - hal_poll32/64 cost what their loop of hal_load* and hal_cpu_relax()
+ *    costs, but need no host-side synchronisation per poll.
  *  - Plain loads and stores through hal_phys_to_virt() pointers are untimed:
  *    annotate the work they stand for with hal_cycles() or hal_cost().
  *  - Interrupt handlers run on their target core at the core's next
