@@ -63,8 +63,12 @@ CpuCore::CpuCore(sc_core::sc_module_name name, unsigned id, CpuCluster& cluster)
       wfe_sleep_ps_(cluster.stats().counter(stat(*this, "wfe_sleep_ps"))),
       wfi_sleep_ps_(cluster.stats().counter(stat(*this, "wfi_sleep_ps"))),
       irqs_taken_(cluster.stats().counter(stat(*this, "irqs_taken"))),
-      spurious_irqs_(cluster.stats().counter(stat(*this, "spurious_irqs"))) {
+      spurious_irqs_(cluster.stats().counter(stat(*this, "spurious_irqs"))),
+      poll_skipped_(cluster.stats().counter(stat(*this, "poll_skipped_loads"))) {
   if (cycle_ps_ == 0) throw std::invalid_argument("cpu frequency too high: cycle rounds to 0 ps");
+  // Built once: an `a | b` list is allocated on every wait.
+  poll_wake_or_irq_ |= poll_wake_;
+  poll_wake_or_irq_ |= cluster.intc().wake_event(id);
   SC_THREAD(run);
   set_stack_size(cluster.config().stack_kib * 1024);
   qk_.reset();
@@ -92,6 +96,7 @@ void CpuCore::run() {
     escape_armed_ = 0;
     unpoison_abandoned_frames(guard_hi_);
     current_ = this;
+    end_poll();  // the program's frames are gone, a poll among them
     exit_code_ = -1;
     if (fault_.kind == StopKind::kInterrupted) {
       // Stopped where it was: the core did not finish, the run ends now.
@@ -310,6 +315,7 @@ void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
   atomics_.add();
   const CpuConfig& cfg = cluster_.config();
   const bool moved = cluster_.coherence().access(reinterpret_cast<uintptr_t>(addr), id_, is_write);
+  if (is_write) cluster_.core_wrote(addr);
   Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
   if (moved) {
     line_transfers_.add();
@@ -317,6 +323,109 @@ void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
   }
   // The access itself happens now; the core then pays for it.
   qk_.inc(ps_to_sc(cost));
+}
+
+CpuCore::PollResult CpuCore::poll(const volatile void* p, unsigned size, uint64_t mask, uint64_t value,
+                                  bool until_ne, unsigned max_polls) {
+  const bool sleep = cluster_.config().poll_sleep;
+  // An interrupt handler on this core may poll inside our poll: its watch
+  // replaces ours until it returns, and ours then counts as changed, for
+  // anything written to our word meanwhile went unwatched.
+  struct Scope {
+    CpuCore& c;
+    PollWatch outer;
+    bool watching;
+    ~Scope() {
+      if (!watching) return;
+      if (outer.line == PollWatch{}.line) {
+        c.end_poll();
+      } else {
+        c.poll_ = outer;
+        c.poll_.changed = true;
+      }
+    }
+  } scope{*this, poll_, sleep};
+  if (sleep) {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    if (scope.outer.line == PollWatch{}.line) cluster_.add_poller(*this);
+    poll_.line = a >> CoherenceTracker::kLineShift;
+    poll_.lo = a;
+    poll_.hi = a + size;
+    poll_.changed = false;
+  }
+  PollResult r{0, 0};
+  uint64_t n = 0;
+  while (max_polls == 0 || n < max_polls) {
+    before_shared_access(p, false);
+    poll_.changed = false;  // this load sees every write so far
+    r.value = size == 4 ? __atomic_load_n(static_cast<const volatile uint32_t*>(p), __ATOMIC_SEQ_CST)
+                        : __atomic_load_n(static_cast<const volatile uint64_t*>(p), __ATOMIC_SEQ_CST);
+    ++n;
+    if (((r.value & mask) == value) != until_ne) break;
+    const uint64_t irqs = irqs_taken_.value();
+    cpu_relax();
+    // A handler run by cpu_relax's synchronisation may have written the
+    // word with a plain store: poll again for real.
+    if (sleep && irqs_taken_.value() == irqs) n += skip_polls(max_polls == 0 ? UINT64_MAX : max_polls - n);
+  }
+  r.polls = static_cast<unsigned>(n);
+  return r;
+}
+
+// Called after a poll that found the word unchanged and cpu_relax: the loop
+// would now load at g0 = now(), g0 + period, ... (period: a shared load of a
+// line this core holds, and cpu_relax) while nothing changes. Sleeps until
+// the first of those loads that could see a change (a write reported through
+// poll_changed(), an interrupt due) or the last of `left` polls, and
+// leaves the core at that load's time, as the loop would have. Returns the
+// loads skipped; each counts as the shared access it stands for.
+unsigned CpuCore::skip_polls(uint64_t left) {
+  const CpuConfig& cfg = cluster_.config();
+  const Ps period = (cfg.shared_load_cycles + cfg.cpu_relax_cycles) * cycle_ps_;
+  constexpr Ps kFar = Ps{1} << 62;
+  const Ps g0 = now();
+  if (left < 2 || period == 0 || poll_.changed || g0 >= kFar) return 0;
+  const uint64_t last = std::min<uint64_t>({left - 1, (kFar - g0) / period, UINT32_MAX});
+  // The index of the first load at or after time t.
+  const auto index_at = [g0, period](Ps t) -> uint64_t { return t <= g0 ? 0 : (t - g0 + period - 1) / period; };
+  InterruptControllerCore& ic = cluster_.intc().core();
+  uint64_t j;
+  Ps t;
+  for (;;) {
+    t = now_ps();
+    const uint64_t at_t = index_at(t);
+    uint64_t stop = last;
+    if (!irq_masked_) {
+      // Handlers run at the first synchronisation at or after the time due.
+      const Ps due = ic.next_pending(id_);
+      if (due != InterruptControllerCore::kNotPending) stop = std::min(stop, index_at(due));
+    }
+    if (poll_.changed) stop = std::min(stop, at_t);
+    if (stop <= at_t) {
+      j = std::max(stop, at_t);
+      break;
+    }
+    const sc_core::sc_time until = ps_to_sc(g0 + stop * period - t);
+    if (irq_masked_) sc_core::wait(until, poll_wake_);
+    else sc_core::wait(until, poll_wake_or_irq_);
+    after_wait();
+  }
+  const Ps gj = g0 + j * period;
+  qk_.set(ps_to_sc(gj - t));
+  if (j == 0) return 0;
+  atomics_.add(j);
+  poll_skipped_.add(j);
+  // The loop's cpu_relax before load j synchronised if a quantum boundary
+  // lies in (g(j-1), gj]: the sync after the load there set the next one.
+  const Ps quantum = sc_to_ps(tlm::tlm_global_quantum::instance().get());
+  if (quantum == 0 || gj / quantum > (gj - period) / quantum) sync();
+  return static_cast<unsigned>(j);
+}
+
+void CpuCore::end_poll() {
+  if (poll_.line == PollWatch{}.line) return;
+  cluster_.remove_poller(*this);
+  poll_ = PollWatch{};
 }
 
 void CpuCore::barrier(Barrier kind) {
@@ -430,6 +539,24 @@ void CpuCluster::finalize(Ps end) {
     stats_.value(stat(*c, "idle_ns")) = ps_to_ns(c->idle_ps(end));
     stats_.value(stat(*c, "utilisation")) = c->utilisation(end);
   }
+}
+
+void CpuCluster::remove_poller(CpuCore& c) {
+  auto it = std::find(pollers_.begin(), pollers_.end(), &c);
+  if (it == pollers_.end()) return;
+  *it = pollers_.back();
+  pollers_.pop_back();
+}
+
+// The writer too: a handler on a polling core may write the polled line.
+void CpuCluster::wake_pollers_of_line(uintptr_t addr) {
+  for (CpuCore* c : pollers_)
+    if (c->polls_line(addr)) c->poll_changed();
+}
+
+void CpuCluster::wake_pollers_of_bytes(uintptr_t p, uint64_t len) {
+  for (CpuCore* c : pollers_)
+    if (c->polls_bytes(p, p + len)) c->poll_changed();
 }
 
 void CpuCluster::send_event() {

@@ -47,6 +47,7 @@ struct CpuConfig {
   uint64_t cpu_relax_cycles = 10;
   double event_stream_ns = 100000.0;   // periodic WFE wake-up; 0 disables
   uint64_t stack_kib = 1024;           // host stack of each core's thread
+  bool poll_sleep = true;              // CpuCore::poll sleeps between polls that cannot see a change
 };
 
 class CpuCluster;
@@ -92,6 +93,32 @@ class CpuCore : public sc_core::sc_module {
   void before_shared_access(const volatile void* addr, bool is_write);
   void barrier(Barrier kind);
   void cpu_relax() { cycles(cfg_cpu_relax_cycles_); }
+
+  // ---- polling (hal_poll32/64, sw/hal/hal.h): exactly the loop
+  //   for (n = 0; max_polls == 0 || n < max_polls; ++n) {
+  //     v = load(p);  // before_shared_access(p, false), then the load
+  //     if (((v & mask) == value) != until_ne) break;
+  //     cpu_relax();
+  //   }
+  // `size` is 4 or 8. Between two loads that find the line held and the
+  // word unchanged, the core sleeps instead of synchronising at every poll
+  // (poll_sleep in the configuration): until another core's HAL write to
+  // the line, a DRAM write over the word (memory_written), an interrupt due
+  // for it or the last poll, then resumes on the loop's poll grid.
+  struct PollResult {
+    uint64_t value;
+    unsigned polls;
+  };
+  PollResult poll(const volatile void* p, unsigned size, uint64_t mask, uint64_t value, bool until_ne,
+                  unsigned max_polls);
+  // For CpuCluster: whether this core polls the line of `addr` / bytes of
+  // [lo, hi), and telling it that the polled word may have changed.
+  bool polls_line(uintptr_t addr) const { return (addr >> CoherenceTracker::kLineShift) == poll_.line; }
+  bool polls_bytes(uintptr_t lo, uintptr_t hi) const { return lo < poll_.hi && poll_.lo < hi; }
+  void poll_changed() {
+    poll_.changed = true;
+    poll_wake_.notify();
+  }
 
   // ---- events and interrupts
   void wfe();
@@ -162,6 +189,8 @@ class CpuCore : public sc_core::sc_module {
   void take_interrupts();
   void end_sleep_slice(TraceSink::SliceId slice, Ps from, Ps to);
   void after_wait() { current_ = this; }
+  unsigned skip_polls(uint64_t left);
+  void end_poll();
 
   static CpuCore* current_;
   static volatile std::sig_atomic_t stop_request_;       // a StopKind
@@ -194,6 +223,16 @@ class CpuCore : public sc_core::sc_module {
   Ps sleep_start_ = 0;
   TraceSink::SliceId program_slice_ = 0;  // the program's slice, open until it returns
 
+  // The poll in progress (poll()); `line` ~0 when none.
+  struct PollWatch {
+    uintptr_t line = ~uintptr_t{0};
+    uintptr_t lo = 0, hi = 0;  // the polled word's bytes
+    bool changed = false;      // written since the last load
+  };
+  PollWatch poll_;
+  sc_core::sc_event poll_wake_;
+  sc_core::sc_event_or_list poll_wake_or_irq_;  // poll_wake_ or the controller's wake event, built once
+
   Counter& mmio_accesses_;
   Counter& dram_accesses_;
   Counter& bus_errors_;
@@ -204,6 +243,7 @@ class CpuCore : public sc_core::sc_module {
   Counter& wfi_sleep_ps_;
   Counter& irqs_taken_;
   Counter& spurious_irqs_;
+  Counter& poll_skipped_;
 };
 
 class CpuCluster : public sc_core::sc_module {
@@ -220,6 +260,18 @@ class CpuCluster : public sc_core::sc_module {
   StatsRegistry& stats() { return stats_; }
   TraceSink* trace() { return trace_; }
   CoherenceTracker& coherence() { return coherence_; }
+
+  // Cores in CpuCore::poll, and what may change the word they poll: a HAL
+  // write to `addr` by a core (before_shared_access), or a write of host
+  // memory [p, p + len) by anyone (the DRAM model's writes).
+  void add_poller(CpuCore& c) { pollers_.push_back(&c); }
+  void remove_poller(CpuCore& c);
+  void core_wrote(const volatile void* addr) {
+    if (!pollers_.empty()) wake_pollers_of_line(reinterpret_cast<uintptr_t>(addr));
+  }
+  void memory_written(const void* p, uint64_t len) {
+    if (!pollers_.empty()) wake_pollers_of_bytes(reinterpret_cast<uintptr_t>(p), len);
+  }
   bool is_dram(uint64_t addr, uint64_t len) const {
     return addr >= dram_base_ && len <= dram_size_ && addr - dram_base_ <= dram_size_ - len;
   }
@@ -249,6 +301,9 @@ class CpuCluster : public sc_core::sc_module {
   StatsRegistry& stats_;
   TraceSink* trace_;
   CoherenceTracker coherence_;
+  std::vector<CpuCore*> pollers_;
+  void wake_pollers_of_line(uintptr_t addr);
+  void wake_pollers_of_bytes(uintptr_t p, uint64_t len);
   sc_core::sc_event sev_event_;
   std::vector<IrqHandler> handlers_;
   std::vector<std::unique_ptr<CpuCore>> cores_;

@@ -38,6 +38,7 @@ bool Dram::copy(tlm::tlm_generic_payload& trans) {
     } else {
       std::memcpy(mem, data, len);
     }
+    if (write_observer_) write_observer_(mem, len);
   } else if (trans.is_read()) {
     if (be) {
       for (unsigned i = 0; i < len; ++i)

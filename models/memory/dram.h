@@ -3,6 +3,9 @@
 // array with the configured latencies; transport_dbg is untimed.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
@@ -18,6 +21,10 @@ class Dram : public sc_core::sc_module {
   Dram(sc_core::sc_module_name name, const DramConfig& cfg, StatsRegistry& stats);
 
   DramCore& core() { return core_; }
+  // Called after every write into the array (b_transport and transport_dbg)
+  // with the bytes written, at the simulated time they change: the cores'
+  // polls watch their words through it (CpuCluster::memory_written).
+  void set_write_observer(std::function<void(const uint8_t* p, uint64_t len)> fn) { write_observer_ = std::move(fn); }
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -28,6 +35,7 @@ class Dram : public sc_core::sc_module {
 
   DramCore core_;
   Counter& errors_;
+  std::function<void(const uint8_t*, uint64_t)> write_observer_;
 };
 
 }  // namespace smmu_vp

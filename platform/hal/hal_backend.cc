@@ -155,6 +155,20 @@ uint64_t hal_fetch_or64(volatile uint64_t* p, uint64_t m) { return rmw(p, [m](ui
 uint32_t hal_xchg32(volatile uint32_t* p, uint32_t v) { return rmw(p, [v](uint32_t) { return v; }); }
 uint64_t hal_xchg64(volatile uint64_t* p, uint64_t v) { return rmw(p, [v](uint64_t) { return v; }); }
 
+uint32_t hal_poll32(const volatile uint32_t* p, uint32_t mask, uint32_t value, enum hal_poll_until until,
+                    unsigned max_polls, unsigned* polls) {
+  const CpuCore::PollResult r = core().poll(p, sizeof *p, mask, value, until == HAL_POLL_NE, max_polls);
+  if (polls) *polls = r.polls;
+  return static_cast<uint32_t>(r.value);
+}
+
+uint64_t hal_poll64(const volatile uint64_t* p, uint64_t mask, uint64_t value, enum hal_poll_until until,
+                    unsigned max_polls, unsigned* polls) {
+  const CpuCore::PollResult r = core().poll(p, sizeof *p, mask, value, until == HAL_POLL_NE, max_polls);
+  if (polls) *polls = r.polls;
+  return r.value;
+}
+
 void hal_barrier(enum hal_barrier kind) {
   switch (kind) {
     case HAL_BARRIER_DMB: core().barrier(CpuCore::Barrier::kDmb); return;

@@ -13,6 +13,8 @@
  *  - MMIO accesses, atomics, barriers, WFE/WFI and hal_now_ns() synchronise
  *    first, so polling and spinning advance simulated time and let other cores
  *    make progress.
+ *  - hal_poll32/64 cost what their loop of hal_load* and hal_cpu_relax()
+ *    costs, but need no host-side synchronisation per poll.
  *  - Plain loads and stores through hal_phys_to_virt() pointers are untimed:
  *    annotate the work they stand for with hal_cycles() or hal_cost().
  *  - Interrupt handlers run on their target core at the core's next
@@ -112,6 +114,37 @@ enum hal_barrier {
 void hal_barrier(enum hal_barrier kind);
 /* Busy-wait hint inside a spin loop (costs "cpu_relax"). */
 void hal_cpu_relax(void);
+
+/* ---- Polling a shared word, after Linux's smp_cond_load_relaxed() and
+ * readx_poll_timeout(): hal_poll32(p, mask, value, until, max_polls, &polls)
+ * is exactly the loop
+ *
+ *   for (n = 0; max_polls == 0 || n < max_polls; n++) {
+ *     v = hal_load32(p);
+ *     if (until == HAL_POLL_EQ ? (v & mask) == value : (v & mask) != value) break;
+ *     hal_cpu_relax();
+ *   }
+ *
+ * (max_polls 0: no limit). It returns the last value loaded (0 when none)
+ * and stores the number of loads in *polls unless polls is NULL: a caller
+ * with periodic side work polls up to the next one, does it, and polls again.
+ * Same simulated time, same values, same statistics as the loop; on the
+ * simulator the core sleeps between the polls that cannot see a change
+ * instead of synchronising at each (docs/architecture.md, "Polling"). It
+ * wakes for a HAL store or atomic by another core to the word's cache line,
+ * a write into DRAM over the word (device DMA, the SMMU's MSI, hal_write*),
+ * or an interrupt due for this core, and resumes at the first poll of the
+ * loop that would see it. A plain C store to *p by another core is not
+ * seen: only poll words that other cores write through the HAL (this core's
+ * interrupt handlers may use plain stores). */
+enum hal_poll_until {
+  HAL_POLL_EQ = 0, /* until (v & mask) == value */
+  HAL_POLL_NE = 1, /* until (v & mask) != value */
+};
+uint32_t hal_poll32(const volatile uint32_t *p, uint32_t mask, uint32_t value, enum hal_poll_until until,
+                    unsigned max_polls, unsigned *polls);
+uint64_t hal_poll64(const volatile uint64_t *p, uint64_t mask, uint64_t value, enum hal_poll_until until,
+                    unsigned max_polls, unsigned *polls);
 
 /* ---- Events and interrupts. */
 /* Wait for an event: returns at once if this core's event register is set

@@ -15,10 +15,9 @@ void sw_spin_lock_init(struct sw_spinlock *lock) {
 void sw_spin_lock(struct sw_spinlock *lock) {
   const uint32_t ticket = hal_fetch_add32(&lock->next, 1);
 
-  /* hal_load32 synchronises the core, so each poll advances simulated time
-   * and lets the holder run. */
-  while (hal_load32(&lock->owner) != ticket)
-    hal_cpu_relax();
+  /* Each poll (a hal_load32 and a hal_cpu_relax) advances simulated time
+   * and lets the holder run; only holders write owner, through the HAL. */
+  hal_poll32(&lock->owner, ~0u, ticket, HAL_POLL_EQ, 0, NULL);
 }
 
 bool sw_spin_trylock(struct sw_spinlock *lock) {

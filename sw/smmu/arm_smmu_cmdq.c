@@ -43,6 +43,49 @@ static void wait_step(struct smmu_device *dev, unsigned *spins, int *err, bool w
   else hal_cpu_relax();
 }
 
+static bool poll_done(uint32_t v, uint32_t value, enum hal_poll_until until) {
+  return (v == value) == (until == HAL_POLL_EQ);
+}
+
+uint32_t smmu_poll_msi(struct smmu_device *dev, const volatile uint32_t *word, uint32_t value,
+                       enum hal_poll_until until, unsigned *spins, smmu_err_check_fn check, void *arg, int *err) {
+  for (;;) {
+    /* The spins up to the next check, then the one that makes it. */
+    const unsigned quiet = SMMU_ERR_POLL_INTERVAL - 1 - *spins % SMMU_ERR_POLL_INTERVAL;
+    uint32_t v;
+    if (quiet) {
+      unsigned polls;
+      v = hal_poll32(word, ~0u, value, until, quiet, &polls);
+      if (poll_done(v, value, until)) {
+        *spins += polls - 1;
+        return v;
+      }
+      *spins += quiet;
+    }
+    v = hal_load32(word);
+    if (poll_done(v, value, until)) return v;
+    ++*spins;
+    check(dev, arg, err);
+    hal_cpu_relax();
+  }
+}
+
+void smmu_poll_msi_seq(struct smmu_device *dev, const volatile uint32_t *word, uint32_t seq,
+                       smmu_err_check_fn check, void *arg, int *err) {
+  unsigned spins = 0;
+  uint32_t v = hal_load32(word);
+  while (!seq_reached(v, seq)) {
+    if (++spins % SMMU_ERR_POLL_INTERVAL == 0) check(dev, arg, err);
+    hal_cpu_relax();
+    v = smmu_poll_msi(dev, word, v, HAL_POLL_NE, &spins, check, arg, err);
+  }
+}
+
+static void cmdq_check_error(struct smmu_device *dev, void *arg, int *err) {
+  (void)arg;
+  if (smmu_cmdq_skip_error(dev)) *err = -1;
+}
+
 static uint32_t read_cons(const struct smmu_device *dev) {
   return smmu_rd(dev, SMMU_CMDQ_CONS) & q_wrap_mask(cmdq_log2(dev));
 }
@@ -97,8 +140,7 @@ int smmu_cmdq_issue_spinlock(struct smmu_device *dev, const uint64_t (*cmds)[2],
       dev->stats.syncs++;
     }
     sw_spin_unlock(&dev->cmdq_lock);
-    unsigned spins = 0;
-    while (!seq_reached(hal_load32(dev->sync_word), seq)) wait_step(dev, &spins, &err, false);
+    smmu_poll_msi_seq(dev, dev->sync_word, seq, cmdq_check_error, NULL, &err);
     return err;
   }
 
@@ -128,7 +170,7 @@ static void shared_lock(struct smmu_device *dev) {
   if ((int32_t)hal_fetch_add32(&dev->lf.lock, 1) >= 0) return;
   for (;;) {
     uint32_t v;
-    while ((int32_t)(v = hal_load32(&dev->lf.lock)) < 0) hal_cpu_relax();
+    v = hal_poll32(&dev->lf.lock, LOCK_EXCLUSIVE, 0, HAL_POLL_EQ, 0, NULL);
     if (hal_cmpxchg32(&dev->lf.lock, v, v + 1) == v) return;
   }
 }
@@ -195,7 +237,7 @@ static void wait_valid(struct smmu_device *dev, uint32_t from, uint32_t to) {
   while (from != to) {
     const struct valid_chunk c = valid_chunk(cmdq_log2(dev), from, to);
     const uint64_t want = c.wrap ? 0 : c.mask;
-    while ((hal_load64(&dev->lf.valid_map[c.word]) & c.mask) != want) hal_cpu_relax();
+    hal_poll64(&dev->lf.valid_map[c.word], c.mask, want, HAL_POLL_EQ, 0, NULL);
     from = c.next;
   }
 }
@@ -206,8 +248,10 @@ static uint32_t wait_sync_lockfree(struct smmu_device *dev, uint32_t sync_at, in
   const unsigned log2 = cmdq_log2(dev);
   unsigned spins = 0;
   if (dev->policy.sync == SMMU_SYNC_MSI) {
-    volatile uint32_t *word = (volatile uint32_t *)q_slot(&dev->cmdq, sync_at);
-    while (hal_load32(word) != 0) wait_step(dev, &spins, err, false);
+    /* Nobody else writes the slot meanwhile: our shared hold keeps cons
+     * before it, so it cannot be reused. */
+    const volatile uint32_t *word = (volatile uint32_t *)q_slot(&dev->cmdq, sync_at);
+    smmu_poll_msi(dev, word, 0, HAL_POLL_EQ, &spins, cmdq_check_error, NULL, err);
     return q_add(log2, sync_at, 1);
   }
   const bool sev = dev->policy.sync == SMMU_SYNC_SEV;
@@ -264,7 +308,7 @@ int smmu_cmdq_issue_lockfree(struct smmu_device *dev, const uint64_t (*cmds)[2],
   /* 4. The owner waits for the previous owner, closes the gather window,
    * waits for every gathered slot to be valid and writes PROD once. */
   if (owner) {
-    while (hal_load32(&dev->lf.owner_prod) != start) hal_cpu_relax();
+    hal_poll32(&dev->lf.owner_prod, ~0u, start, HAL_POLL_EQ, 0, NULL);
     const uint32_t prod = (uint32_t)hal_fetch_andnot64(&dev->lf.llq, LLQ_OWNED) & ~LLQ_OWNED;
     wait_valid(dev, start, prod);
     hal_barrier(HAL_BARRIER_DSB);

@@ -38,6 +38,15 @@ static int ecmdq_skip_error(struct smmu_device *dev, struct smmu_ecmdq *e, uint3
   return 1;
 }
 
+/* The periodic check of an MSI wait, outside the queue's lock. */
+static void ecmdq_check_error(struct smmu_device *dev, void *arg, int *err) {
+  struct smmu_ecmdq *e = arg;
+  const bool shared = e->sharers > 1;
+  if (shared) sw_spin_lock(&e->lock);
+  if (ecmdq_skip_error(dev, e, ecmdq_cons(e))) *err = -1;
+  if (shared) sw_spin_unlock(&e->lock);
+}
+
 static void ecmdq_insert(struct smmu_device *dev, struct smmu_ecmdq *e, const uint64_t cmd[2], int *err) {
   struct smmu_queue *q = &e->q;
   if (q_space(q->log2size, q->prod, q->cons) == 0) dev->stats.cmdq_full_waits++;
@@ -82,17 +91,9 @@ int smmu_ecmdq_issue(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigne
     return err;
   }
 
-  unsigned spins = 0;
   if (msi) {
     if (shared) sw_spin_unlock(&e->lock);
-    while (!seq_reached(hal_load32(e->sync_word), seq)) {
-      if (++spins % SMMU_ERR_POLL_INTERVAL == 0) {
-        if (shared) sw_spin_lock(&e->lock);
-        if (ecmdq_skip_error(dev, e, ecmdq_cons(e))) err = -1;
-        if (shared) sw_spin_unlock(&e->lock);
-      }
-      hal_cpu_relax();
-    }
+    smmu_poll_msi_seq(dev, e->sync_word, seq, ecmdq_check_error, e, &err);
     return err;
   }
   const bool sev = dev->policy.sync == SMMU_SYNC_SEV;

@@ -47,6 +47,22 @@ static inline uint64_t cmd_sync_word0(unsigned cs, uint32_t msidata) {
 /* Error checks are an MMIO read; waiters make one every this many polls. */
 #define SMMU_ERR_POLL_INTERVAL 16u
 
+/* Waiting for a SYNC's MSI: the loop
+ *   while (!done(v = hal_load32(word))) {
+ *     if (++*spins % SMMU_ERR_POLL_INTERVAL == 0) check(dev, arg, err);
+ *     hal_cpu_relax();
+ *   }
+ * with done(v) = (v == value) for HAL_POLL_EQ, (v != value) for HAL_POLL_NE;
+ * returns the value that ended it. hal_poll32 makes the polls between two
+ * checks. Only the SMMU writes the words polled (arm_smmu_cmdq.c). */
+typedef void (*smmu_err_check_fn)(struct smmu_device *dev, void *arg, int *err);
+uint32_t smmu_poll_msi(struct smmu_device *dev, const volatile uint32_t *word, uint32_t value,
+                       enum hal_poll_until until, unsigned *spins, smmu_err_check_fn check, void *arg, int *err);
+/* The same for `while (!seq_reached(hal_load32(word), seq))`: the word
+ * holds the sequence number of the last SYNC completed. */
+void smmu_poll_msi_seq(struct smmu_device *dev, const volatile uint32_t *word, uint32_t seq,
+                       smmu_err_check_fn check, void *arg, int *err);
+
 /* Main command queue (arm_smmu_cmdq.c). */
 int smmu_cmdq_init(struct smmu_device *dev);
 int smmu_cmdq_lockfree_init(struct smmu_device *dev);

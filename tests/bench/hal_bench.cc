@@ -25,6 +25,13 @@
 //                                            to the SMMU's command queue (2^8 entries)
 //                                            and polls CMDQ_CONS until it reaches PROD;
 //                                            items = commands (N + 1 per batch)
+//   BM_SmmuCmdq_TlbiVaSyncMsiLoop/<N>        the same with an MSI CMD_SYNC writing its
+//                                            sequence number to a DRAM word, polled as the
+//                                            driver's MSI wait did: hal_load32 and
+//                                            hal_cpu_relax until it changes
+//   BM_SmmuCmdq_TlbiVaSyncMsiPoll/<N>        the same polled with hal_poll32 (HAL_POLL_NE):
+//                                            the same simulated time (sim_ns/cmd), one
+//                                            synchronisation per change instead of per poll
 //
 // Counters next to the wall time ("Time", per iteration):
 //   sim_ns        simulated time per iteration (for the hops: the latency the
@@ -622,13 +629,27 @@ constexpr unsigned kCmdqLog2 = 8;  // 2^8 commands: the largest batch (63 + SYNC
 uint64_t* g_cmdq = nullptr;
 phys_addr_t g_cmdq_pa = 0;
 
-void BM_SmmuCmdq_TlbiVaSync(benchmark::State& state) {
+// How a batch's CMD_SYNC is waited for.
+enum class SyncWait { kCons, kMsiLoop, kMsiPoll };
+volatile uint32_t* g_msi_word = nullptr;
+phys_addr_t g_msi_word_pa = 0;
+
+// Waits until the MSI word differs from `old`, as the loop or as hal_poll32.
+uint32_t wait_msi(SyncWait how, uint32_t old) {
+  if (how == SyncWait::kMsiPoll) return hal_poll32(g_msi_word, ~0u, old, HAL_POLL_NE, 0, nullptr);
+  uint32_t v;
+  while ((v = hal_load32(g_msi_word)) == old) hal_cpu_relax();
+  return v;
+}
+
+void cmdq_batches(benchmark::State& state, SyncWait how) {
   if (const std::string& e = smmu_setup(); !e.empty()) {
     state.SkipWithError(e.c_str());
     return;
   }
   if (!g_cmdq) g_cmdq = static_cast<uint64_t*>(hal_dma_alloc(16u << kCmdqLog2, 4096, &g_cmdq_pa));
-  if (!g_cmdq) {
+  if (!g_msi_word) g_msi_word = static_cast<volatile uint32_t*>(hal_dma_alloc(64, 64, &g_msi_word_pa));
+  if (!g_cmdq || !g_msi_word) {
     state.SkipWithError("hal_dma_alloc failed");
     return;
   }
@@ -644,7 +665,8 @@ void BM_SmmuCmdq_TlbiVaSync(benchmark::State& state) {
 
   const uint64_t tlbi0 = smmu_counter("cmdq.executed.CMD_TLBI_NH_VA");
   const uint64_t sync0 = smmu_counter("cmdq.syncs");
-  const auto sync = smmu_vp::smmu::cmd_sync(smmu_vp::smmu::SyncCs::kNone);
+  const bool msi = how != SyncWait::kCons;
+  uint32_t seq = hal_load32(g_msi_word);
   uint32_t prod = 0;
   uint64_t va = 0x4000'0000;
   bool ok = true;
@@ -661,9 +683,17 @@ void BM_SmmuCmdq_TlbiVaSync(benchmark::State& state) {
       put(smmu_vp::smmu::cmd_tlbi_nh_va(1, 0, va, true));
       va += 4096;
     }
-    put(sync);
+    if (msi) put(smmu_vp::smmu::cmd_sync(smmu_vp::smmu::SyncCs::kIrq, g_msi_word_pa, ++seq));
+    else put(smmu_vp::smmu::cmd_sync(smmu_vp::smmu::SyncCs::kNone));
     hal_barrier(HAL_BARRIER_DSB);
     hal_write32(regs + reg::kCmdqProd, prod);
+    if (msi) {
+      for (uint32_t v = hal_load32(g_msi_word); v != seq;) {
+        hal_cpu_relax();
+        v = wait_msi(how, v);
+      }
+      continue;
+    }
     while ((hal_read32(regs + reg::kCmdqCons) & idx_mask) != prod) {
       const uint32_t active = hal_read32(regs + reg::kGerror) ^ hal_read32(regs + reg::kGerrorn);
       if (active & reg::gerror::kCmdqErr.mask32()) {
@@ -695,6 +725,10 @@ void BM_SmmuCmdq_TlbiVaSync(benchmark::State& state) {
   state.counters["allocs"] = static_cast<double>(allocs) / static_cast<double>(cmds);
 }
 
+void BM_SmmuCmdq_TlbiVaSync(benchmark::State& state) { cmdq_batches(state, SyncWait::kCons); }
+void BM_SmmuCmdq_TlbiVaSyncMsiLoop(benchmark::State& state) { cmdq_batches(state, SyncWait::kMsiLoop); }
+void BM_SmmuCmdq_TlbiVaSyncMsiPoll(benchmark::State& state) { cmdq_batches(state, SyncWait::kMsiPoll); }
+
 BENCHMARK(BM_HalRead64_Dram)->UseRealTime();
 BENCHMARK(BM_HalWrite64_Dram)->UseRealTime();
 BENCHMARK(BM_HalRead32_Mmio)->UseRealTime();
@@ -715,6 +749,8 @@ BENCHMARK(BM_SmmuAccess_Untranslated)->UseRealTime();
 BENCHMARK(BM_SmmuAccess_TlbHit)->UseRealTime();
 BENCHMARK(BM_SmmuAccess_Walk4Level)->UseRealTime();
 BENCHMARK(BM_SmmuCmdq_TlbiVaSync)->ArgName("N")->Arg(1)->Arg(15)->Arg(63)->UseRealTime();
+BENCHMARK(BM_SmmuCmdq_TlbiVaSyncMsiLoop)->ArgName("N")->Arg(1)->Arg(15)->Arg(63)->UseRealTime();
+BENCHMARK(BM_SmmuCmdq_TlbiVaSyncMsiPoll)->ArgName("N")->Arg(1)->Arg(15)->Arg(63)->UseRealTime();
 
 int bench_main(void) {
   benchmark::RunSpecifiedBenchmarks();

@@ -93,6 +93,23 @@ uint64_t dma_bytes_in_use() {
 
 using namespace smmu_vp::host_hal;
 
+namespace {
+// The loop hal_poll* stands for (hal.h), on host memory.
+template <typename V>
+V poll_loop(const volatile V* p, V mask, V value, hal_poll_until until, unsigned max_polls, unsigned* polls) {
+  V v = 0;
+  unsigned n = 0;
+  while (max_polls == 0 || n < max_polls) {
+    v = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    ++n;
+    if (((v & mask) == value) == (until == HAL_POLL_EQ)) break;
+    hal_cpu_relax();
+  }
+  if (polls) *polls = n;
+  return v;
+}
+}  // namespace
+
 extern "C" {
 
 // Device accesses have no device behind them here: reads see all ones, as a
@@ -220,6 +237,15 @@ uint64_t hal_xchg64(volatile uint64_t* p, uint64_t v) { return __atomic_exchange
 
 void hal_barrier(enum hal_barrier) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 void hal_cpu_relax(void) { hal_cost("cpu_relax", 1); }
+
+uint32_t hal_poll32(const volatile uint32_t* p, uint32_t mask, uint32_t value, hal_poll_until until,
+                    unsigned max_polls, unsigned* polls) {
+  return poll_loop(p, mask, value, until, max_polls, polls);
+}
+uint64_t hal_poll64(const volatile uint64_t* p, uint64_t mask, uint64_t value, hal_poll_until until,
+                    unsigned max_polls, unsigned* polls) {
+  return poll_loop(p, mask, value, until, max_polls, polls);
+}
 void hal_wfe(void) {}
 void hal_sev(void) {}
 void hal_wfi(void) {}

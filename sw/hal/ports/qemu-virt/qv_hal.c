@@ -206,6 +206,34 @@ void hal_barrier(enum hal_barrier kind) {
 
 void hal_cpu_relax(void) { __asm__ volatile("yield" ::: "memory"); }
 
+/* Here hal_poll* is simply the loop it stands for. */
+#define QV_POLL(p, mask, value, until, max_polls, polls, v)                  \
+  do {                                                                       \
+    unsigned n_ = 0;                                                         \
+    (v) = 0;                                                                 \
+    while ((max_polls) == 0 || n_ < (max_polls)) {                           \
+      (v) = __atomic_load_n((p), __ATOMIC_SEQ_CST);                          \
+      n_++;                                                                  \
+      if ((((v) & (mask)) == (value)) == ((until) == HAL_POLL_EQ)) break;    \
+      hal_cpu_relax();                                                       \
+    }                                                                        \
+    if (polls) *(polls) = n_;                                                \
+  } while (0)
+
+uint32_t hal_poll32(const volatile uint32_t *p, uint32_t mask, uint32_t value, enum hal_poll_until until,
+                    unsigned max_polls, unsigned *polls) {
+  uint32_t v;
+  QV_POLL(p, mask, value, until, max_polls, polls, v);
+  return v;
+}
+
+uint64_t hal_poll64(const volatile uint64_t *p, uint64_t mask, uint64_t value, enum hal_poll_until until,
+                    unsigned max_polls, unsigned *polls) {
+  uint64_t v;
+  QV_POLL(p, mask, value, until, max_polls, polls, v);
+  return v;
+}
+
 /* ---- Events and interrupts. */
 
 void hal_wfe(void) { __asm__ volatile("wfe" ::: "memory"); }
