@@ -64,7 +64,9 @@ CpuCore::CpuCore(sc_core::sc_module_name name, unsigned id, CpuCluster& cluster)
       wfi_sleep_ps_(cluster.stats().counter(stat(*this, "wfi_sleep_ps"))),
       irqs_taken_(cluster.stats().counter(stat(*this, "irqs_taken"))),
       spurious_irqs_(cluster.stats().counter(stat(*this, "spurious_irqs"))),
-      poll_skipped_(cluster.stats().counter(stat(*this, "poll_skipped_loads"))) {
+      // Only where polls sleep: with the plain loop nothing is skipped, and a
+      // run keeps exactly the stats it had before hal_poll existed.
+      poll_skipped_(cluster.config().poll_sleep ? &cluster.stats().counter(stat(*this, "poll_skipped_loads")) : nullptr) {
   if (cycle_ps_ == 0) throw std::invalid_argument("cpu frequency too high: cycle rounds to 0 ps");
   // Built once: an `a | b` list is allocated on every wait.
   poll_wake_or_irq_ |= poll_wake_;
@@ -414,7 +416,7 @@ unsigned CpuCore::skip_polls(uint64_t left) {
   qk_.set(ps_to_sc(gj - t));
   if (j == 0) return 0;
   atomics_.add(j);
-  poll_skipped_.add(j);
+  if (poll_skipped_) poll_skipped_->add(j);
   // The loop's cpu_relax before load j synchronised if a quantum boundary
   // lies in (g(j-1), gj]: the sync after the load there set the next one.
   const Ps quantum = sc_to_ps(tlm::tlm_global_quantum::instance().get());

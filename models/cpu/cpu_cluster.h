@@ -47,7 +47,7 @@ struct CpuConfig {
   uint64_t cpu_relax_cycles = 10;
   double event_stream_ns = 100000.0;   // periodic WFE wake-up; 0 disables
   uint64_t stack_kib = 1024;           // host stack of each core's thread
-  bool poll_sleep = true;              // CpuCore::poll sleeps between polls that cannot see a change
+  bool poll_sleep = false;             // CpuCore::poll sleeps between polls that cannot see a change
 };
 
 class CpuCluster;
@@ -243,7 +243,7 @@ class CpuCore : public sc_core::sc_module {
   Counter& wfi_sleep_ps_;
   Counter& irqs_taken_;
   Counter& spurious_irqs_;
-  Counter& poll_skipped_;
+  Counter* poll_skipped_;  // null when poll_sleep is off
 };
 
 class CpuCluster : public sc_core::sc_module {

@@ -29,7 +29,8 @@
 //                                            sequence number to a DRAM word, polled as the
 //                                            driver's MSI wait did: hal_load32 and
 //                                            hal_cpu_relax until it changes
-//   BM_SmmuCmdq_TlbiVaSyncMsiPoll/<N>        the same polled with hal_poll32 (HAL_POLL_NE):
+//   BM_SmmuCmdq_TlbiVaSyncMsiPoll/<N>        the same polled with hal_poll32 (HAL_POLL_NE,
+//                                            poll_sleep on):
 //                                            the same simulated time (sim_ns/cmd), one
 //                                            synchronisation per change instead of per poll
 //
@@ -112,9 +113,11 @@ using smmu_vp::Ps;
 // engines' bursts pass through it, bypassed while SMMUEN = 0), with one DMA
 // engine per burst size benchmarked (dma0 is base.json's, 256-byte bursts) and
 // a deep stack for the core threads: Google Benchmark runs on core 0's.
+// Polls sleep (platform.cpu.poll_sleep) so that MsiPoll measures hal_poll32's
+// sleeping; nothing else here polls with it.
 constexpr const char* kConfig = R"json({
   "platform": {
-    "cpu": { "count": 4, "frequency_mhz": 2000, "stack_kib": 8192 },
+    "cpu": { "count": 4, "frequency_mhz": 2000, "stack_kib": 8192, "poll_sleep": true },
     "dram": {
       "base": "0x80000000",
       "size": "1GiB",
