@@ -227,24 +227,26 @@ TranslationResult Translator::fault_result(const TranslationRequest& req, EventI
   return r;
 }
 
-void Translator::decode_cached_ste(const SteWords& raw, DecodedSte* out) {
-  if (!ste_memo_.valid || ste_memo_.raw != raw) {
-    ste_memo_.decoded = DecodedSte{};
-    decode_ste(raw, caps_, &ste_memo_.decoded);
-    ste_memo_.raw = raw;
-    ste_memo_.valid = true;
+template <typename Words, typename Decoded>
+const Decoded& Translator::DecodeMemo<Words, Decoded>::get(const Words& words, const SmmuCaps& caps,
+                                                           DecodeResult (*decode)(const Words&, const SmmuCaps&,
+                                                                                  Decoded*)) {
+  if (!valid || raw != words) {
+    decoded = Decoded{};
+    decode(words, caps, &decoded);
+    raw = words;
+    valid = true;
   }
-  *out = ste_memo_.decoded;
+  return decoded;
+}
+
+void Translator::decode_cached_ste(const SteWords& raw, DecodedSte* out) {
+  *out = ste_memo_.get(raw, caps_, decode_ste);
 }
 
 void Translator::decode_cached_cd(const CdWords& raw, DecodedCd* out) {
-  if (!cd_memo_.valid || cd_memo_.raw != raw) {
-    cd_memo_.decoded = DecodedCd{};
-    decode_cd(raw, caps_, &cd_memo_.decoded);
-    cd_memo_.raw = raw;
-    cd_memo_.valid = true;
-  }
-  *out = cd_memo_.decoded;
+  // decode_cd's S1STALLD argument keeps its default, as for a fetched CD.
+  *out = cd_memo_.get(raw, caps_, [](const CdWords& w, const SmmuCaps& c, DecodedCd* d) { return decode_cd(w, c, d); });
 }
 
 bool Translator::stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,

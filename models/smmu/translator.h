@@ -138,6 +138,8 @@ class Translator {
     bool valid = false;
     Words raw{};
     Decoded decoded{};
+    const Decoded& get(const Words& words, const SmmuCaps& caps,
+                       DecodeResult (*decode)(const Words&, const SmmuCaps&, Decoded*));
   };
   DecodeMemo<SteWords, DecodedSte> ste_memo_;
   DecodeMemo<CdWords, DecodedCd> cd_memo_;
