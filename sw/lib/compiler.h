@@ -32,6 +32,12 @@ extern "C" {
 #define SW_ALIGN_UP(x, a) (((x) + SW_ALIGN_MASK_OF(x, a)) & ~SW_ALIGN_MASK_OF(x, a))
 #define SW_IS_ALIGNED(x, a) (((x) & SW_ALIGN_MASK_OF(x, a)) == 0)
 
+/* A driver statistic that cores update without holding a lock (the lock-free
+ * command queue, per-core ECMDQs): a relaxed atomic add, so that no update is
+ * lost on a real SMP machine. Untimed on the simulator: bookkeeping, not
+ * modelled work. */
+#define SW_STAT_ADD(counter, n) ((void)__atomic_fetch_add(&(counter), (n), __ATOMIC_RELAXED))
+
 #define SW_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define SW_MAX(a, b) ((a) > (b) ? (a) : (b))
 

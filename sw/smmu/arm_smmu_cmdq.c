@@ -298,8 +298,8 @@ int smmu_cmdq_issue_lockfree(struct smmu_device *dev, const uint64_t (*cmds)[2],
     write_cmd(q_slot(&dev->cmdq, sync_at), cmd);
     shared_lock(dev);
   }
-  dev->stats.commands += total;
-  if (sync) dev->stats.syncs++;
+  SW_STAT_ADD(dev->stats.commands, total);
+  if (sync) SW_STAT_ADD(dev->stats.syncs, 1);
 
   /* 3. Publish them in the valid map. */
   hal_barrier(HAL_BARRIER_DMB);

@@ -60,7 +60,7 @@ static void ecmdq_insert(struct smmu_device *dev, struct smmu_ecmdq *e, const ui
   slot[0] = cmd[0];
   slot[1] = cmd[1];
   q->prod = q_add(q->log2size, q->prod, 1);
-  dev->stats.commands++;
+  SW_STAT_ADD(dev->stats.commands, 1);
 }
 
 int smmu_ecmdq_issue(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned n, bool sync) {
@@ -82,7 +82,7 @@ int smmu_ecmdq_issue(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigne
     }
     sync_at = e->q.prod;
     ecmdq_insert(dev, e, cmd, &err);
-    dev->stats.syncs++;
+    SW_STAT_ADD(dev->stats.syncs, 1);
   }
   hal_barrier(HAL_BARRIER_DSB);
   ecmdq_write_prod(e);

@@ -6,6 +6,7 @@
 #ifndef SMMU_VP_SW_SMMU_ARM_SMMU_INTERNAL_H
 #define SMMU_VP_SW_SMMU_ARM_SMMU_INTERNAL_H
 
+#include "lib/compiler.h"
 #include "smmu/arm_smmu.h"
 #include "smmu/smmu_hw.h"
 

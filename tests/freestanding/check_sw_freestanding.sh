@@ -17,7 +17,8 @@ while IFS= read -r f; do
   # symbols; their own -nostdlib link is what proves they need no C library.
   case "$f" in
     "$src/sw/hal/ports/"*) dir=ports extra=(-mno-outline-atomics -I"$(dirname "$f")") ;;
-    *) dir=on-hal extra=() ;;
+    # Atomic builtins (SW_STAT_ADD) inline, as in every bare-metal image.
+    *) dir=on-hal extra=(-mno-outline-atomics) ;;
   esac
   "$cc" -std=c11 -ffreestanding -nostdlib -fno-builtin -O2 -Wall -Wextra -Werror "${extra[@]}" \
     -I"$src/sw" -I"$src/models" -c "$f" -o "$out/$dir/$n.o"
