@@ -51,7 +51,9 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
   cpus_ = std::make_unique<CpuCluster>("cpus", cfg_.cpu, cfg_.dram.base, cfg_.dram.size, *intc_, stats_, trace_);
 
   router_->map("dram", cfg_.dram.base, cfg_.dram.size, dram_->socket);
-  dram_->set_write_observer([this](const uint8_t* p, uint64_t len) { cpus_->memory_written(p, len); });
+  // Only sleeping polls watch DRAM writes: otherwise no call per write.
+  if (cfg_.cpu.poll_sleep)
+    dram_->set_write_observer([this](const uint8_t* p, uint64_t len) { cpus_->memory_written(p, len); });
   router_->map("intc", cfg_.intc.base, InterruptController::kRegBlockSize, intc_->socket);
   for (unsigned i = 0; i < cpus_->size(); ++i) cpus_->core(i).socket.bind(router_->upstream);
   if (cfg_.has_smmu) {

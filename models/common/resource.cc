@@ -78,10 +78,11 @@ void Resource::find_min_end() {
 }
 
 void Resource::update_summary(size_t slot) {
-  // A reservation only moves its slot's last interval later (appended or
-  // merged) or leaves it (a gap before it was used): its start and end never
-  // decrease, so the latest start grows with it and the smallest end moves
-  // only when it was this slot's.
+  // A reservation never moves its slot's last end earlier, so the smallest
+  // end moves only when it was this slot's. Its last start may move earlier
+  // (a gap filled up to the last interval merges with it); max_start_ then
+  // stays above the true latest start until the next retire(), which only
+  // sends more requests to the scan: the fast paths stay exact.
   max_start_ = std::max(max_start_, last_[slot].start);
   if (slot == min_end_slot_) find_min_end();
 }
