@@ -13,7 +13,7 @@ out=${2:?build dir}
 limit=${QEMU_TIMEOUT:-60}
 
 need() {
-  command -v "$1" >/dev/null || { echo "qemu_virt_crosscheck: $1 not found: install the Debian package $2 (scripts/install-deps.sh installs it)" >&2; exit 1; }
+  command -v "$1" >/dev/null || { echo "qemu_virt_crosscheck: $1 not found: install the Debian package $2 (scripts/install-deps.sh installs it)" >&2; exit 77; }
 }
 need qemu-system-aarch64 qemu-system-arm
 need aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
