@@ -63,7 +63,7 @@ void Resource::insert(Intervals& busy, Ps start, Ps end) {
 void Resource::summarise() {
   max_start_ = 0;
   for (const Interval& l : last_) max_start_ = std::max(max_start_, l.start);
-  find_min_end();
+  min_end_valid_ = false;  // found when a request needs it
 }
 
 void Resource::find_min_end() {
@@ -75,6 +75,7 @@ void Resource::find_min_end() {
       min_end_slot_ = s;
     }
   }
+  min_end_valid_ = true;
 }
 
 void Resource::update_summary(size_t slot) {
@@ -84,28 +85,72 @@ void Resource::update_summary(size_t slot) {
   // stays above the true latest start until the next retire(), which only
   // sends more requests to the scan: the fast paths stay exact.
   max_start_ = std::max(max_start_, last_[slot].start);
-  if (slot == min_end_slot_) find_min_end();
+  if (slot == min_end_slot_) min_end_valid_ = false;
+}
+
+size_t Resource::in_order_slot(Ps arrival, Ps* start) {
+  // At or after every slot's last interval began, each slot is free from
+  // max(arrival, its last end): the lowest slot idle at arrival, else the
+  // one that frees first (lowest on a tie).
+  if (!min_end_valid_) {
+    for (size_t s = 0; s < last_.size(); ++s) {
+      if (last_[s].end <= arrival) {
+        *start = arrival;
+        return s;
+      }
+    }
+    find_min_end();  // every slot busy at arrival
+  } else if (min_end_ <= arrival) {
+    for (size_t s = 0;; ++s) {
+      if (last_[s].end <= arrival) {
+        *start = arrival;
+        return s;
+      }
+    }
+  }
+  *start = min_end_;
+  return min_end_slot_;
 }
 
 Ps Resource::earliest_start(Ps arrival, Ps duration) const {
-  // At or after every slot's last interval began, each slot is free from
-  // max(arrival, its last end): the earliest is the smallest last end.
-  if (arrival >= max_start_) return std::max(arrival, min_end_);
-  Ps best = UINT64_MAX;
-  for (size_t s = 0; s < last_.size(); ++s) {
-    best = std::min(best, fit(s, arrival, duration));
-    if (best == arrival) break;  // no slot can do better
+  if (arrival >= max_start_) {
+    // As in_order_slot, without reserving.
+    if (min_end_valid_) {
+      if (min_end_ > arrival) return remember(min_end_, min_end_slot_);
+      return arrival;
+    }
+    Ps best = UINT64_MAX;
+    size_t best_slot = 0;
+    for (size_t s = 0; s < last_.size(); ++s) {
+      if (last_[s].end <= arrival) return remember(arrival, s);
+      if (last_[s].end < best) {
+        best = last_[s].end;
+        best_slot = s;
+      }
+    }
+    return remember(best, best_slot);
   }
-  return best;
+  Ps best = UINT64_MAX;
+  size_t best_slot = 0;
+  for (size_t s = 0; s < last_.size(); ++s) {
+    const Ps t = fit(s, arrival, duration);
+    if (t < best) {
+      best = t;
+      best_slot = s;
+      if (t == arrival) break;  // no slot can do better
+    }
+  }
+  return remember(best, best_slot);
 }
 
 Resource::Grant Resource::reserve(Ps arrival, Ps duration) {
   size_t slot = 0;
   Ps start = UINT64_MAX;
-  if (arrival >= max_start_ && min_end_ > arrival) {
-    // Every slot busy at arrival, in order: the first to finish (lowest on a tie).
-    start = min_end_;
-    slot = min_end_slot_;
+  if (hint_.valid && hint_.start == arrival && last_[hint_.slot].end <= arrival) {
+    slot = hint_.slot;  // where earliest_start found room: see Hint
+    start = arrival;
+  } else if (arrival >= max_start_) {
+    slot = in_order_slot(arrival, &start);
   } else {
     for (size_t s = 0; s < last_.size(); ++s) {
       const Ps t = fit(s, arrival, duration);
@@ -116,6 +161,7 @@ Resource::Grant Resource::reserve(Ps arrival, Ps duration) {
       }
     }
   }
+  hint_.valid = false;
   const Ps end = start + duration;
   insert(busy_[slot], start, end);
   if (!busy_[slot].empty()) last_[slot] = busy_[slot].back();
@@ -134,6 +180,7 @@ void Resource::retire(Ps now) {
     b.erase(b.begin(), keep);
     last_[s] = b.empty() ? Interval{0, 0} : b.back();
   }
+  hint_.valid = false;
   summarise();
 }
 

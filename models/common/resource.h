@@ -70,15 +70,35 @@ class Resource {
   // Each slot's last busy interval ({0, 0} when idle), side by side so that
   // a request scans every slot's usual case without touching its vector.
   std::vector<Interval> last_;
-  // Over last_: the smallest end (and the lowest slot with it) and the
-  // latest start, so that a request arriving after every last start (the
-  // usual in-order case) is answered without scanning the slots.
+  // Over last_: the latest start, and the smallest end (with the lowest slot
+  // that has it), so that a request arriving after every last start (the
+  // usual in-order case) is answered without scanning the slots. The
+  // smallest end is recomputed only when a request needs it
+  // (min_end_valid_): a reservation on its slot invalidates it, and the
+  // next in-order request often finds a slot idle at its arrival first.
   void summarise();
   void find_min_end();
   void update_summary(size_t slot);  // after a reservation on `slot`
+  // In-order request (arrival >= max_start_): the slot it gets and its start.
+  size_t in_order_slot(Ps arrival, Ps* start);
   Ps min_end_ = 0;
   size_t min_end_slot_ = 0;
+  bool min_end_valid_ = true;
   Ps max_start_ = 0;
+  // earliest_start's answer and the lowest slot giving it, for the reserve
+  // at that time which usually follows it (the translator asks when a slot
+  // frees, then reserves it). Exact when the slot is idle from then on: a
+  // lower slot had no room at or before that time. Any change clears it.
+  struct Hint {
+    bool valid = false;
+    Ps start = 0;
+    size_t slot = 0;
+  };
+  mutable Hint hint_;
+  Ps remember(Ps start, size_t slot) const {
+    hint_ = {true, start, slot};
+    return start;
+  }
   uint64_t requests_ = 0;
   Ps busy_time_ = 0;
   Ps waited_ = 0;

@@ -31,26 +31,26 @@ void ConfigCache::bump(Counter* c, uint64_t& local, uint64_t n) {
   if (c) c->add(n);
 }
 
-std::optional<CachedDescriptor> ConfigCache::lookup_ste(uint32_t sid) {
+const CachedDescriptor* ConfigCache::lookup_ste(uint32_t sid) {
   bump(c_ste_.lookups, stats_.ste.lookups);
   const CachedDescriptor* d = stes_.get(sid);
   if (!d) {
     bump(c_ste_.misses, stats_.ste.misses);
-    return std::nullopt;
+    return nullptr;
   }
   bump(c_ste_.hits, stats_.ste.hits);
-  return *d;
+  return d;
 }
 
-std::optional<CachedDescriptor> ConfigCache::lookup_cd(uint32_t sid, uint32_t ssid) {
+const CachedDescriptor* ConfigCache::lookup_cd(uint32_t sid, uint32_t ssid) {
   bump(c_cd_.lookups, stats_.cd.lookups);
   const CachedDescriptor* d = cds_.get(cd_key(sid, ssid));
   if (!d) {
     bump(c_cd_.misses, stats_.cd.misses);
-    return std::nullopt;
+    return nullptr;
   }
   bump(c_cd_.hits, stats_.cd.hits);
-  return *d;
+  return d;
 }
 
 bool ConfigCache::contains_ste(uint32_t sid) const { return stes_.contains(sid); }

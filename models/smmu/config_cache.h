@@ -81,9 +81,10 @@ class ConfigCache {
   explicit ConfigCache(const ConfigCacheConfig& cfg, StatsRegistry* stats = nullptr,
                        const std::string& prefix = "config_cache");
 
-  // A hit makes the entry most recently used.
-  std::optional<CachedDescriptor> lookup_ste(uint32_t sid);
-  std::optional<CachedDescriptor> lookup_cd(uint32_t sid, uint32_t ssid);
+  // A hit makes the entry most recently used and returns it (nullptr on a
+  // miss), valid until the next insert or invalidation.
+  const CachedDescriptor* lookup_ste(uint32_t sid);
+  const CachedDescriptor* lookup_cd(uint32_t sid, uint32_t ssid);
   // No side effects (no stats, no LRU update).
   bool contains_ste(uint32_t sid) const;
   bool contains_cd(uint32_t sid, uint32_t ssid) const;

@@ -3,6 +3,7 @@
 #include "smmu/config_cache.h"
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -13,6 +14,12 @@
 
 namespace smmu_vp::smmu {
 namespace {
+
+// A lookup's result as a value (the cache returns a pointer into itself).
+std::optional<CachedDescriptor> hit(const CachedDescriptor* d) {
+  if (!d) return std::nullopt;
+  return *d;
+}
 
 CachedDescriptor desc(uint64_t tag) {
   CachedDescriptor d{};
@@ -49,17 +56,17 @@ TEST(ConfigCache, SteKeyedByStreamIdCdBySidAndSsid) {
   c.insert_cd(1, 0, desc(10));
   c.insert_cd(1, 5, desc(15));
   c.insert_cd(2, 5, desc(25));  // same SSID, other stream: a separate entry
-  EXPECT_EQ(c.lookup_ste(1), desc(1));
-  EXPECT_EQ(c.lookup_ste(2), desc(2));
-  EXPECT_FALSE(c.lookup_ste(3).has_value());
-  EXPECT_EQ(c.lookup_cd(1, 0), desc(10));
-  EXPECT_EQ(c.lookup_cd(1, 5), desc(15));
-  EXPECT_EQ(c.lookup_cd(2, 5), desc(25));
-  EXPECT_FALSE(c.lookup_cd(2, 0).has_value());
-  EXPECT_FALSE(c.lookup_cd(3, 5).has_value());
+  EXPECT_EQ(hit(c.lookup_ste(1)), desc(1));
+  EXPECT_EQ(hit(c.lookup_ste(2)), desc(2));
+  EXPECT_FALSE(hit(c.lookup_ste(3)).has_value());
+  EXPECT_EQ(hit(c.lookup_cd(1, 0)), desc(10));
+  EXPECT_EQ(hit(c.lookup_cd(1, 5)), desc(15));
+  EXPECT_EQ(hit(c.lookup_cd(2, 5)), desc(25));
+  EXPECT_FALSE(hit(c.lookup_cd(2, 0)).has_value());
+  EXPECT_FALSE(hit(c.lookup_cd(3, 5)).has_value());
   // Replacing an entry updates its payload without evicting.
   EXPECT_FALSE(c.insert_cd(1, 5, desc(99)));
-  EXPECT_EQ(c.lookup_cd(1, 5), desc(99));
+  EXPECT_EQ(hit(c.lookup_cd(1, 5)), desc(99));
   EXPECT_EQ(c.cd_size(), 3u);
   EXPECT_EQ(c.stats().ste.lookups, 3u);
   EXPECT_EQ(c.stats().ste.hits, 2u);
@@ -67,16 +74,16 @@ TEST(ConfigCache, SteKeyedByStreamIdCdBySidAndSsid) {
   EXPECT_EQ(c.stats().cd.hits, 4u);
   EXPECT_EQ(c.stats().cd.misses, 2u);
   // SubstreamIDs are 20 bits.
-  EXPECT_EQ(c.lookup_cd(1, 0x100005), desc(99));
+  EXPECT_EQ(hit(c.lookup_cd(1, 0x100005)), desc(99));
 }
 
 TEST(ConfigCache, StaleDescriptorServedUntilInvalidated) {
   ConfigCache c(cfg(4, 4));
   c.insert_ste(7, desc(1));
   // Software rewrites the STE in memory: the cache still returns the old copy.
-  EXPECT_EQ(c.lookup_ste(7), desc(1));
+  EXPECT_EQ(hit(c.lookup_ste(7)), desc(1));
   EXPECT_EQ(c.invalidate_ste(7), 1u);
-  EXPECT_FALSE(c.lookup_ste(7).has_value());
+  EXPECT_FALSE(hit(c.lookup_ste(7)).has_value());
 }
 
 TEST(ConfigCache, CapacityAndLruOrderForStes) {
@@ -86,7 +93,7 @@ TEST(ConfigCache, CapacityAndLruOrderForStes) {
   EXPECT_FALSE(c.insert_ste(1, desc(1)));
   EXPECT_FALSE(c.insert_ste(2, desc(2)));
   EXPECT_FALSE(c.insert_ste(3, desc(3)));
-  ASSERT_TRUE(c.lookup_ste(1).has_value());  // order (LRU first): 2, 3, 1
+  ASSERT_TRUE(hit(c.lookup_ste(1)).has_value());  // order (LRU first): 2, 3, 1
   EXPECT_TRUE(c.insert_ste(4, desc(4)));     // evicts 2
   EXPECT_EQ(stes(c), (SidSet{1, 3, 4}));
   EXPECT_FALSE(c.insert_ste(3, desc(33)));   // refresh 3: order 1, 4, 3
@@ -104,7 +111,7 @@ TEST(ConfigCache, CapacityAndLruOrderForCds) {
   ConfigCache c(cfg(2, 2));
   c.insert_cd(1, 1, desc(1));
   c.insert_cd(1, 2, desc(2));
-  ASSERT_TRUE(c.lookup_cd(1, 1).has_value());
+  ASSERT_TRUE(hit(c.lookup_cd(1, 1)).has_value());
   EXPECT_TRUE(c.insert_cd(2, 1, desc(3)));  // evicts (1, 2)
   EXPECT_EQ(cds(c), (CdSet{{1, 1}, {2, 1}}));
   EXPECT_EQ(c.stats().cd.evictions, 1u);
@@ -119,8 +126,8 @@ TEST(ConfigCache, ZeroCapacityCachesNothing) {
   ConfigCache c(cfg(0, 0));
   EXPECT_FALSE(c.insert_ste(1, desc(1)));
   EXPECT_FALSE(c.insert_cd(1, 0, desc(1)));
-  EXPECT_FALSE(c.lookup_ste(1).has_value());
-  EXPECT_FALSE(c.lookup_cd(1, 0).has_value());
+  EXPECT_FALSE(hit(c.lookup_ste(1)).has_value());
+  EXPECT_FALSE(hit(c.lookup_cd(1, 0)).has_value());
   EXPECT_EQ(c.ste_size() + c.cd_size(), 0u);
 }
 
@@ -249,8 +256,8 @@ TEST(ConfigCache, StatsGoToRegistry) {
   ConfigCache c(cfg(1, 1), &reg, "smmu0.cfg");
   c.insert_ste(1, desc(1));
   c.insert_ste(2, desc(2));
-  c.lookup_ste(1);
-  c.lookup_ste(2);
+  hit(c.lookup_ste(1));
+  hit(c.lookup_ste(2));
   c.insert_cd(2, 0, desc(3));
   c.invalidate_ste(2);
   EXPECT_EQ(reg.find_counter("smmu0.cfg.ste.inserts")->value(), 2u);
