@@ -150,7 +150,8 @@ Resource::Grant Resource::reserve(Ps arrival, Ps duration) {
     slot = hint_.slot;  // where earliest_start found room: see Hint
     start = arrival;
   } else if (arrival >= max_start_) {
-    slot = in_order_slot(arrival, &start);
+    if (last_.size() == 1) start = std::max(arrival, last_[0].end);  // a bus: nothing to choose
+    else slot = in_order_slot(arrival, &start);
   } else {
     for (size_t s = 0; s < last_.size(); ++s) {
       const Ps t = fit(s, arrival, duration);
