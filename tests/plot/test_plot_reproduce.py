@@ -87,7 +87,7 @@ class PlotTest(unittest.TestCase):
         svgs = [open(os.path.join(o, "seed004_swiotlb_nvme_mb_s.svg")).read() for o in outs]
         self.assertEqual(svgs[0], svgs[1])
 
-    def test_run_plots_histograms_utilisation_and_tlb(self):
+    def test_run_plots_latency_percentiles_utilisation_and_tlb(self):
         point = self.data["points"][0]
         stats_path = os.path.join(self.sweep, point["dir"], "stats.json")
         out = os.path.join(self.tmp.name, "run")
@@ -99,13 +99,21 @@ class PlotTest(unittest.TestCase):
         self.assertEqual(len(util), len(stats["cpus"]))
         for row in util:
             self.assertAlmostEqual(float(row["utilisation_pct"]), 100 * stats["cpus"][row["cpu"]]["utilisation"])
-        clat = read_csv(os.path.join(out, "latency_sw_fio_clat_ns.csv"))
-        self.assertEqual(float(clat[1]["ns"]), stats["sw"]["fio"]["clat_ns"]["p50"])
+        # The six percentiles stats.json keeps, drawn as they are (not binned into a histogram).
+        clat = read_csv(os.path.join(out, "latency_percentiles_sw_fio_clat_ns.csv"))
+        self.assertEqual([row["percentile"] for row in clat], ["min", "p50", "p90", "p99", "p999", "max"])
+        for row in clat:
+            self.assertEqual(float(row["ns"]), stats["sw"]["fio"]["clat_ns"][row["percentile"]])
+        svg = os.path.join(out, "latency_percentiles_sw_fio_clat_ns.svg")
+        with open(svg) as f:
+            text = f.read()
+        self.assertIn("sw.fio.clat_ns: latency percentiles (", text)
+        self.assertNotIn("histogram", text.lower())
         tlb = read_csv(os.path.join(out, "tlb_hit_rate_by_sid.csv"))
         for row in tlb:
             sid = stats["smmu"]["tlb"]["by_sid"][row["stream_id"].split()[1]]
             self.assertAlmostEqual(float(row["hit_rate_pct"]), 100 * sid["hits"] / sid["lookups"])
-        for base in ("cpu_utilisation", "tlb_hit_rate_by_sid", "latency_sw_fio_clat_ns"):
+        for base in ("cpu_utilisation", "tlb_hit_rate_by_sid", "latency_percentiles_sw_fio_clat_ns"):
             assert_images(self, os.path.join(out, base))
 
     def test_bad_input_exits_2_naming_file_and_field(self):
