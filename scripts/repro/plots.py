@@ -70,8 +70,8 @@ def sweep_column(data, title, x_axis, published, base):
     elif all(float(l) > 0 for l in labels) and max(map(float, labels)) / min(map(float, labels)) >= 8:
         ax.set_xscale("log", base=2)
         ax.set_xticks([float(l) for l in labels], labels)
-    ax.set_xlabel(x_axis)
-    ax.set_ylabel(sweepdata_label(column))
+    ax.set_xlabel(x_axis, gid="xlabel")
+    ax.set_ylabel(sweepdata_label(column), gid="ylabel")  # the ids name the labels in the SVG
     ax.set_title(f"{data['name']}: {title}", fontsize=10)
     ax.grid(True, alpha=0.3)
     if len(all_series) > 1 or any(r[3] is not None for r in rows):
@@ -82,6 +82,7 @@ def sweep_column(data, title, x_axis, published, base):
 
 
 def sweepdata_label(column):
+    """The y axis label of a column: its title, and its unit in brackets when the column has one."""
     unit = column.get("unit")
     return f"{column['title']} ({unit})" if unit else column["title"]
 

@@ -84,8 +84,26 @@ class PlotTest(unittest.TestCase):
         marked = [r for r in rows if r["published"]]
         self.assertEqual([(r["series"], r["search"], float(r["published"])) for r in marked],
                          [("small (4 KiB, 1 job)", "area-first", 900.0)])
-        svgs = [open(os.path.join(o, "seed004_swiotlb_nvme_mb_s.svg")).read() for o in outs]
+        svgs = []
+        for o in outs:
+            with open(os.path.join(o, "seed004_swiotlb_nvme_mb_s.svg")) as f:
+                svgs.append(f.read())
         self.assertEqual(svgs[0], svgs[1])
+
+    def test_sweep_plot_y_axis_label_carries_the_unit(self):
+        out = os.path.join(self.tmp.name, "units")
+        r = script("plot.py", "sweep", self.sweep, "--column", "CPU", "--column", "clat p50",
+                   "--column", "MB/s", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        columns = {c["title"]: c for c in self.data["sweep"]["columns"]}
+        self.assertEqual(columns["CPU"]["unit"], "%")
+        self.assertEqual(columns["clat p50"]["unit"], "us")
+        # A column with a unit is labelled "title (unit)"; MB/s has none: its title is its unit.
+        for title, stem, label in (("CPU", "cpu", "CPU (%)"), ("clat p50", "clat_p50", "clat p50 (us)"),
+                                   ("MB/s", "mb_s", "MB/s")):
+            svg = os.path.join(out, f"seed004_swiotlb_nvme_{stem}.svg")
+            self.assertEqual(svg_text(svg, "ylabel"), label, svg)
+            self.assertEqual(svg_text(svg, "xlabel"), "search", svg)
 
     def test_run_plots_latency_percentiles_utilisation_and_tlb(self):
         point = self.data["points"][0]
@@ -110,8 +128,12 @@ class PlotTest(unittest.TestCase):
         self.assertIn("sw.fio.clat_ns: latency percentiles (", text)
         self.assertNotIn("histogram", text.lower())
         tlb = read_csv(os.path.join(out, "tlb_hit_rate_by_sid.csv"))
+        by_sid = stats["smmu"]["tlb"]["by_sid"]
+        self.assertGreaterEqual(len(by_sid), 1, f"{stats_path}: no smmu.tlb.by_sid entry to check")
+        self.assertGreaterEqual(len(tlb), 1, "tlb_hit_rate_by_sid.csv has no StreamID row")
+        self.assertEqual(sorted(row["stream_id"] for row in tlb), sorted(f"sid {s}" for s in by_sid))
         for row in tlb:
-            sid = stats["smmu"]["tlb"]["by_sid"][row["stream_id"].split()[1]]
+            sid = by_sid[row["stream_id"].split()[1]]
             self.assertAlmostEqual(float(row["hit_rate_pct"]), 100 * sid["hits"] / sid["lookups"])
         for base in ("cpu_utilisation", "tlb_hit_rate_by_sid", "latency_percentiles_sw_fio_clat_ns"):
             assert_images(self, os.path.join(out, base))
@@ -130,6 +152,15 @@ class PlotTest(unittest.TestCase):
         r = script("plot.py", "sweep", self.sweep, "--column", "no such column")
         self.assertEqual(r.returncode, 2)
         self.assertIn("no such column", r.stderr)
+
+
+def svg_text(path, gid):
+    """The text of the SVG element with the given id (plots.py gives axis labels one)."""
+    ns = "{http://www.w3.org/2000/svg}"
+    for group in ET.parse(path).getroot().iter(ns + "g"):
+        if group.get("id") == gid:
+            return "".join(t.text or "" for t in group.iter(ns + "text"))
+    raise AssertionError(f"{path}: no element with id '{gid}'")
 
 
 def figure(fid, published, band, kind, terms, sensitivity=()):
