@@ -6,8 +6,10 @@
       column), a line per series over a numeric axis or a bar group over a categorical one,
       with the seed's published values of docs/figures.json overlaid as stars.
   /usr/bin/python3 scripts/plot.py run STATS.json [--out DIR]
-      one run: every latency histogram with samples (its recorded percentiles and the CDF
-      through them), per-core utilisation, TLB hit rate per StreamID.
+      one run: the latency percentiles of every stats.json histogram with samples (a bar per
+      recorded percentile, min, p50, p90, p99, p99.9 and max, and a CDF through those six
+      points; stats.json keeps no bins, so there is no true histogram to draw), per-core
+      utilisation, TLB hit rate per StreamID.
 
 Exit status 2 on bad input, naming the file and the field.
 """

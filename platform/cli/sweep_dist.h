@@ -2,7 +2,7 @@
 // job per point and a job list for any engine (GNU parallel, a SLURM job
 // array, a shell loop); `smmu-vp sweep collect` reads the finished points
 // back into the table, sweep.csv and sweep.json the local runner writes
-// (README.md, "Sweeps"; docs/studies-beyond.md).
+// (README.md, "Sweeps"; docs/studies.md, "Beyond one machine").
 #pragma once
 
 #include <string>

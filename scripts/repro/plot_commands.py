@@ -58,7 +58,7 @@ def run(args):
         for key in ("min", "p50", "p90", "p99", "p999", "max"):
             if key not in hist:
                 raise InputError(f"{where}: histogram '{name}' has no '{key}'")
-        base = os.path.join(out, f"latency_{plots.slug(name)}")
+        base = os.path.join(out, f"latency_percentiles_{plots.slug(name)}")
         plots.percentile_profile(name, hist, base)
         made.append(base)
     cpus = lookup(stats, "cpus", where)

@@ -70,8 +70,8 @@ def sweep_column(data, title, x_axis, published, base):
     elif all(float(l) > 0 for l in labels) and max(map(float, labels)) / min(map(float, labels)) >= 8:
         ax.set_xscale("log", base=2)
         ax.set_xticks([float(l) for l in labels], labels)
-    ax.set_xlabel(x_axis)
-    ax.set_ylabel(sweepdata_label(column))
+    ax.set_xlabel(x_axis, gid="xlabel")
+    ax.set_ylabel(sweepdata_label(column), gid="ylabel")  # the ids name the labels in the SVG
     ax.set_title(f"{data['name']}: {title}", fontsize=10)
     ax.grid(True, alpha=0.3)
     if len(all_series) > 1 or any(r[3] is not None for r in rows):
@@ -82,25 +82,29 @@ def sweep_column(data, title, x_axis, published, base):
 
 
 def sweepdata_label(column):
+    """The y axis label of a column: its title, and its unit in brackets when the column has one."""
     unit = column.get("unit")
     return f"{column['title']} ({unit})" if unit else column["title"]
 
 
 def percentile_profile(name, hist, base):
-    """A latency histogram as stats.json keeps it (min, p50..p99.9, max): bars and a CDF."""
+    """Latency percentiles of one stats.json histogram: stats.json keeps only six points of
+    the distribution (min, p50, p90, p99, p99.9, max), not its bins, so this is not a
+    histogram: a bar per recorded percentile, and a step CDF through those six points."""
     keys = [("min", 0.0), ("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999), ("max", 1.0)]
     unit = hist.get("unit", "")
     xs = [float(hist[k]) for k, _ in keys]
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
     left.bar([k for k, _ in keys], xs, color="tab:blue")
-    left.set_ylabel(unit)
-    left.set_title(f"{name}: percentiles ({hist['count']} samples)", fontsize=9)
+    left.set_xlabel("recorded percentile")
+    left.set_ylabel(f"latency ({unit})" if unit else "latency")
+    left.set_title(f"{name}: latency percentiles ({hist['count']} samples)", fontsize=9)
     right.step(xs, [q for _, q in keys], where="post", marker="o")
     if xs[0] > 0 and xs[-1] / xs[0] > 20:
         right.set_xscale("log")
-    right.set_xlabel(unit)
+    right.set_xlabel(f"latency ({unit})" if unit else "latency")
     right.set_ylabel("fraction of samples <= x")
-    right.set_title(f"{name}: CDF at the recorded percentiles", fontsize=9)
+    right.set_title(f"{name}: CDF through the 6 recorded percentiles", fontsize=9)
     for a in (left, right):
         a.grid(True, alpha=0.3)
     save(fig, base)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Tests of scripts/plot.py, scripts/reproduce.py and scripts/sensitivity.py on short runs.
 
-  /usr/bin/python3 tests/plot/test_plot_reproduce.py --cli build/smmu-vp [PlotTest|ReportTest ...]
+  /usr/bin/python3 tests/plot/test_plot_reproduce.py --cli build/smmu-vp [PlotTest|SensitivityTest|ReportTest ...]
 """
 import argparse
 import csv
@@ -84,10 +84,28 @@ class PlotTest(unittest.TestCase):
         marked = [r for r in rows if r["published"]]
         self.assertEqual([(r["series"], r["search"], float(r["published"])) for r in marked],
                          [("small (4 KiB, 1 job)", "area-first", 900.0)])
-        svgs = [open(os.path.join(o, "seed004_swiotlb_nvme_mb_s.svg")).read() for o in outs]
+        svgs = []
+        for o in outs:
+            with open(os.path.join(o, "seed004_swiotlb_nvme_mb_s.svg")) as f:
+                svgs.append(f.read())
         self.assertEqual(svgs[0], svgs[1])
 
-    def test_run_plots_histograms_utilisation_and_tlb(self):
+    def test_sweep_plot_y_axis_label_carries_the_unit(self):
+        out = os.path.join(self.tmp.name, "units")
+        r = script("plot.py", "sweep", self.sweep, "--column", "CPU", "--column", "clat p50",
+                   "--column", "MB/s", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        columns = {c["title"]: c for c in self.data["sweep"]["columns"]}
+        self.assertEqual(columns["CPU"]["unit"], "%")
+        self.assertEqual(columns["clat p50"]["unit"], "us")
+        # A column with a unit is labelled "title (unit)"; MB/s has none: its title is its unit.
+        for title, stem, label in (("CPU", "cpu", "CPU (%)"), ("clat p50", "clat_p50", "clat p50 (us)"),
+                                   ("MB/s", "mb_s", "MB/s")):
+            svg = os.path.join(out, f"seed004_swiotlb_nvme_{stem}.svg")
+            self.assertEqual(svg_text(svg, "ylabel"), label, svg)
+            self.assertEqual(svg_text(svg, "xlabel"), "search", svg)
+
+    def test_run_plots_latency_percentiles_utilisation_and_tlb(self):
         point = self.data["points"][0]
         stats_path = os.path.join(self.sweep, point["dir"], "stats.json")
         out = os.path.join(self.tmp.name, "run")
@@ -99,13 +117,25 @@ class PlotTest(unittest.TestCase):
         self.assertEqual(len(util), len(stats["cpus"]))
         for row in util:
             self.assertAlmostEqual(float(row["utilisation_pct"]), 100 * stats["cpus"][row["cpu"]]["utilisation"])
-        clat = read_csv(os.path.join(out, "latency_sw_fio_clat_ns.csv"))
-        self.assertEqual(float(clat[1]["ns"]), stats["sw"]["fio"]["clat_ns"]["p50"])
+        # The six percentiles stats.json keeps, drawn as they are (not binned into a histogram).
+        clat = read_csv(os.path.join(out, "latency_percentiles_sw_fio_clat_ns.csv"))
+        self.assertEqual([row["percentile"] for row in clat], ["min", "p50", "p90", "p99", "p999", "max"])
+        for row in clat:
+            self.assertEqual(float(row["ns"]), stats["sw"]["fio"]["clat_ns"][row["percentile"]])
+        svg = os.path.join(out, "latency_percentiles_sw_fio_clat_ns.svg")
+        with open(svg) as f:
+            text = f.read()
+        self.assertIn("sw.fio.clat_ns: latency percentiles (", text)
+        self.assertNotIn("histogram", text.lower())
         tlb = read_csv(os.path.join(out, "tlb_hit_rate_by_sid.csv"))
+        by_sid = stats["smmu"]["tlb"]["by_sid"]
+        self.assertGreaterEqual(len(by_sid), 1, f"{stats_path}: no smmu.tlb.by_sid entry to check")
+        self.assertGreaterEqual(len(tlb), 1, "tlb_hit_rate_by_sid.csv has no StreamID row")
+        self.assertEqual(sorted(row["stream_id"] for row in tlb), sorted(f"sid {s}" for s in by_sid))
         for row in tlb:
-            sid = stats["smmu"]["tlb"]["by_sid"][row["stream_id"].split()[1]]
+            sid = by_sid[row["stream_id"].split()[1]]
             self.assertAlmostEqual(float(row["hit_rate_pct"]), 100 * sid["hits"] / sid["lookups"])
-        for base in ("cpu_utilisation", "tlb_hit_rate_by_sid", "latency_sw_fio_clat_ns"):
+        for base in ("cpu_utilisation", "tlb_hit_rate_by_sid", "latency_percentiles_sw_fio_clat_ns"):
             assert_images(self, os.path.join(out, base))
 
     def test_bad_input_exits_2_naming_file_and_field(self):
@@ -122,6 +152,102 @@ class PlotTest(unittest.TestCase):
         r = script("plot.py", "sweep", self.sweep, "--column", "no such column")
         self.assertEqual(r.returncode, 2)
         self.assertIn("no such column", r.stderr)
+
+
+def read_ranking(path):
+    """A tornado CSV as [(parameter, low, high, figure at low, figure at high, base)]."""
+    return [(r["parameter"], float(r["low"]), float(r["high"]), float(r["figure_low"]),
+             float(r["figure_high"]), float(r["figure_base"])) for r in read_csv(path)]
+
+
+def effect(row):
+    _, _, _, f_low, f_high, base = row
+    return max(abs(f_low - base), abs(f_high - base))
+
+
+class SensitivityTest(unittest.TestCase):
+    """scripts/sensitivity.py on its own, on a scenario given on the command line (not a figure)."""
+    # seed000_camera: a one-axis sweep (walk_flush) whose points run in about 0.3 s each.
+    CAMERA = ["--scenario", "seed000_camera", "--point", "va", "--column", "unmap p50"]
+    PARAMS = ["platform.cpu.frequency_mhz", "platform.smmu.cmdq.sync_ns", "platform.smmu.cmdq.tlbi_ns"]
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def sensitivity(self, *args):
+        return script("sensitivity.py", "--cli", CLI, "--out", os.path.join(self.tmp.name, "out"), *args)
+
+    def test_point_and_params_ranked_by_effect_with_a_tornado(self):
+        args = list(self.CAMERA)
+        for p in self.PARAMS:
+            args += ["--param", p]
+        r = self.sensitivity(*args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        base = os.path.join(self.tmp.name, "out", "tornado_seed000_camera_unmap_p50")
+        assert_images(self, base)
+        rows = read_ranking(base + ".csv")
+        self.assertEqual(sorted(r[0] for r in rows), sorted(self.PARAMS))
+        effects = [effect(r) for r in rows]
+        self.assertEqual(effects, sorted(effects, reverse=True), rows)
+        self.assertGreater(effects[0], 0.0, "no parameter moved the figure")
+        # One TLBI per granule: the unmap time follows the TLBI cost, which must rank first.
+        self.assertEqual(rows[0][0], "platform.smmu.cmdq.tlbi_ns")
+        for name, low, high, _, _, _ in rows:
+            self.assertAlmostEqual(high / low, 3.0, places=6, msg=name)  # x0.5 and x1.5
+        # The printed ranking is the CSV's, in the same order.
+        printed = [line.split()[0] for line in r.stdout.splitlines() if line.startswith("  platform.")]
+        self.assertEqual(printed, [r[0] for r in rows])
+
+    def test_all_params_varies_every_timing_parameter(self):
+        # smmu_stress runs in a few hundredths of a second, so ~100 runs take a few seconds.
+        r = self.sensitivity("--scenario", "smmu_stress", "--stat", "sw.smmu_stress.invalidations_per_s_total",
+                             "--all-params")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        base = os.path.join(self.tmp.name, "out", "tornado_smmu_stress_sw_smmu_stress_invalidations_per_s_total")
+        assert_images(self, base)
+        rows = read_ranking(base + ".csv")
+        names = [r[0] for r in rows]
+        self.assertEqual(len(names), len(set(names)))
+        for expected in ("platform.cpu.frequency_mhz", "platform.cpu.costs.function_call",
+                         "platform.smmu.cmdq.sync_ns", "platform.dram.read_latency_ns"):
+            self.assertIn(expected, names)
+        for name in names:
+            self.assertTrue(".costs." in name or name.endswith(("_ns", "_cycles", "_mhz", "_gbps")), name)
+        effects = [effect(r) for r in rows]
+        self.assertEqual(effects, sorted(effects, reverse=True))
+        self.assertGreater(effects[0], 0.0)
+
+    def test_bad_input_exits_2_naming_what_is_wrong(self):
+        cases = [
+            (["--scenario", "no_such_scenario", "--stat", "x", "--param", "platform.cpu.frequency_mhz"],
+             ["no_such_scenario.json", "cannot read"]),
+            (["--scenario", "seed000_camera", "--point", "nope", "--column", "lost",
+              "--param", "platform.cpu.frequency_mhz"], ["axis 'walk_flush' has no value 'nope'"]),
+            (["--scenario", "seed000_camera", "--point", "va", "--column", "no such column",
+              "--param", "platform.cpu.frequency_mhz"], ["no column 'no such column'"]),
+            (self.CAMERA, ["no parameters", "--param", "--all-params"]),
+            (self.CAMERA + ["--param", "platform.cpu.no_such_ns"], ["config.json", "no field 'platform.cpu.no_such_ns'"]),
+            (["--point", "va"], ["--figure", "--scenario"]),
+        ]
+        for args, needles in cases:
+            with self.subTest(args=args):
+                r = self.sensitivity(*args)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertTrue(r.stderr.startswith("sensitivity: "), r.stderr)
+                for needle in needles:
+                    self.assertIn(needle, r.stderr)
+
+
+def svg_text(path, gid):
+    """The text of the SVG element with the given id (plots.py gives axis labels one)."""
+    ns = "{http://www.w3.org/2000/svg}"
+    for group in ET.parse(path).getroot().iter(ns + "g"):
+        if group.get("id") == gid:
+            return "".join(t.text or "" for t in group.iter(ns + "text"))
+    raise AssertionError(f"{path}: no element with id '{gid}'")
 
 
 def figure(fid, published, band, kind, terms, sensitivity=()):

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A planned sweep run by GNU parallel, as docs/studies-beyond.md shows:
-# `parallel --joblog DIR/joblog --resume < DIR/jobs.txt`, then collect. The
-# results equal the local runner's; a second `--resume` runs nothing again;
-# collect names a point whose result is gone and exits 3, and running that
-# point's line again completes the sweep.
+# A planned sweep run by GNU parallel, as docs/studies.md ("Beyond one
+# machine") shows: `parallel --joblog DIR/joblog --resume < DIR/jobs.txt`,
+# then collect. The results equal the local runner's; a second `--resume`
+# runs nothing again; collect names a point whose result is gone and exits 3,
+# and running that point's line again completes the sweep.
 # Needs the Debian package parallel (scripts/install-deps.sh).
 # Usage: parallel_sweep.sh SMMU_VP SOURCE_DIR
 set -uo pipefail
