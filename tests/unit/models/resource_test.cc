@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -166,6 +167,22 @@ Ps reference_first_fit(const std::vector<Resource::Grant>& grants, Ps arrival, P
   return UINT64_MAX;
 }
 
+// Reference over several slots: the earliest first fit, on the lowest slot
+// among equals.
+std::pair<Ps, unsigned> reference_grant(const std::vector<std::vector<Resource::Grant>>& by_slot, Ps arrival,
+                                        Ps d) {
+  Ps want = UINT64_MAX;
+  unsigned want_slot = 0;
+  for (unsigned s = 0; s < by_slot.size(); ++s) {
+    const Ps t = reference_first_fit(by_slot[s], arrival, d);
+    if (t < want) {
+      want = t;
+      want_slot = s;
+    }
+  }
+  return {want, want_slot};
+}
+
 // Random arrivals in no particular order (temporal decoupling) and periodic
 // retirement: grants never overlap, never start before arrival, and each is
 // the earliest possible one.
@@ -237,15 +254,7 @@ TEST(ResourceProperty, MultiSlotGrantIsTheEarliestOnTheLowestSlot) {
     // Positive durations: merged back-to-back intervals leave no room for a
     // zero-length request at their seam, which the per-grant reference sees.
     const Ps d = 1 + rng() % 120;
-    Ps want = UINT64_MAX;
-    unsigned want_slot = 0;
-    for (unsigned s = 0; s < kSlots; ++s) {
-      const Ps t = reference_first_fit(by_slot[s], arrival, d);
-      if (t < want) {
-        want = t;
-        want_slot = s;
-      }
-    }
+    const auto [want, want_slot] = reference_grant(by_slot, arrival, d);
     ASSERT_EQ(r.earliest_start(arrival, d), want) << "request " << i;
     const auto g = r.reserve(arrival, d);
     ASSERT_EQ(g.start, want) << "request " << i;
@@ -271,15 +280,7 @@ TEST(ResourceProperty, ReserveAtTheEarliestStartIsTheEarliestOnTheLowestSlot) {
     const Ps arrival = base + rng() % 40;
     const Ps start = r.earliest_start(arrival, 1);
     const Ps d = 1 + rng() % 160;
-    Ps want = UINT64_MAX;
-    unsigned want_slot = 0;
-    for (unsigned s = 0; s < kSlots; ++s) {
-      const Ps t = reference_first_fit(by_slot[s], start, d);
-      if (t < want) {
-        want = t;
-        want_slot = s;
-      }
-    }
+    const auto [want, want_slot] = reference_grant(by_slot, start, d);
     const auto g = r.reserve(start, d);
     ASSERT_EQ(g.start, want) << "request " << i;
     ASSERT_EQ(g.slot, want_slot) << "request " << i;
