@@ -151,4 +151,44 @@ static inline uint8_t nic_frame_byte(uint32_t flow, uint32_t seq, uint32_t i) {
   return (uint8_t)((flow * 131u) ^ (seq * 31u) ^ (i * 7u) ^ (i >> 8));
 }
 
+/* The same pattern eight bytes at a time (the generator writes, and net_rx
+ * checks, every payload byte of every frame: byte by byte it was a quarter
+ * of a NIC run's host instructions). For i a multiple of 8, bytes i..i+7
+ * share i >> 8, and byte k's (i + k) * 7 mod 256 is a bytewise add of 7k to
+ * i * 7 without carries between bytes. Little-endian word, as every host
+ * and target of this project. */
+static inline uint64_t nic_frame_word(uint32_t flow, uint32_t seq, uint32_t i) {
+  const uint64_t ones = 0x0101010101010101ull, low7 = 0x7F7F7F7F7F7F7F7Full;
+  const uint64_t steps = 0x312A231C150E0700ull; /* byte k: 7k */
+  const uint64_t mul = ((i * 7u) & 0xFFu) * ones;
+  const uint64_t sum = ((mul & low7) + (steps & low7)) ^ ((mul ^ steps) & ~low7);
+  return sum ^ (((flow * 131u) ^ (seq * 31u) ^ (i >> 8)) & 0xFFu) * ones;
+}
+
+/* Writes payload bytes [NIC_FRAME_PAYLOAD_OFFSET, len) of frame (flow, seq). */
+static inline void nic_frame_fill_payload(uint8_t *frame, uint32_t len, uint32_t flow, uint32_t seq) {
+  uint32_t i = NIC_FRAME_PAYLOAD_OFFSET;
+  for (; i < len && (i & 7u) != 0; i++) frame[i] = nic_frame_byte(flow, seq, i);
+  for (; i + 8 <= len; i += 8) {
+    const uint64_t w = nic_frame_word(flow, seq, i);
+    __builtin_memcpy(frame + i, &w, 8);
+  }
+  for (; i < len; i++) frame[i] = nic_frame_byte(flow, seq, i);
+}
+
+/* Whether payload bytes [NIC_FRAME_PAYLOAD_OFFSET, len) are those of frame (flow, seq). */
+static inline int nic_frame_payload_ok(const uint8_t *frame, uint32_t len, uint32_t flow, uint32_t seq) {
+  uint32_t i = NIC_FRAME_PAYLOAD_OFFSET;
+  for (; i < len && (i & 7u) != 0; i++)
+    if (frame[i] != nic_frame_byte(flow, seq, i)) return 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    __builtin_memcpy(&w, frame + i, 8);
+    if (w != nic_frame_word(flow, seq, i)) return 0;
+  }
+  for (; i < len; i++)
+    if (frame[i] != nic_frame_byte(flow, seq, i)) return 0;
+  return 1;
+}
+
 #endif /* SMMU_VP_MODELS_NIC_NIC_REGS_H */

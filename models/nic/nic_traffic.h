@@ -77,7 +77,7 @@ class RxTrafficGenerator {
     buf[13] = NIC_FRAME_ETHERTYPE & 0xFF;
     nic_frame_hdr h{f.flow, f.seq, f.first_byte / kPsPerNs};
     std::memcpy(buf + NIC_FRAME_HDR_OFFSET, &h, sizeof h);
-    for (uint32_t i = NIC_FRAME_PAYLOAD_OFFSET; i < f.bytes; ++i) buf[i] = nic_frame_byte(f.flow, f.seq, i);
+    nic_frame_fill_payload(buf, f.bytes, f.flow, f.seq);
   }
 
   uint64_t frames() const { return count_; }

@@ -271,5 +271,36 @@ TEST(NicTraffic, FrameContentFollowsTheSharedLayout) {
   for (uint32_t i = NIC_FRAME_PAYLOAD_OFFSET; i < f.bytes; ++i) ASSERT_EQ(buf[i], nic_frame_byte(5, 9, i)) << i;
 }
 
+// The word-at-a-time fill and check (nic_regs.h) against the byte
+// definition: every length up to past a 256-byte block, flows and sequence
+// numbers whose products wrap, and a corrupt byte at every position found.
+TEST(NicTraffic, PayloadFillAndCheckFollowTheByteDefinition) {
+  const uint32_t kFlows[] = {0, 5, 0xFFFFFFFFu};
+  const uint32_t kSeqs[] = {0, 9, 0x89ABCDEFu};
+  for (uint32_t flow : kFlows) {
+    for (uint32_t seq : kSeqs) {
+      for (uint32_t len = 0; len <= 600; ++len) {
+        std::vector<uint8_t> buf(len + 1, 0xA5);
+        nic_frame_fill_payload(buf.data(), len, flow, seq);
+        for (uint32_t i = 0; i <= len; ++i) {
+          const uint8_t want = i >= NIC_FRAME_PAYLOAD_OFFSET && i < len ? nic_frame_byte(flow, seq, i) : 0xA5;
+          ASSERT_EQ(buf[i], want) << "flow " << flow << " seq " << seq << " len " << len << " byte " << i;
+        }
+        ASSERT_TRUE(nic_frame_payload_ok(buf.data(), len, flow, seq)) << len;
+        if (len % 37 != 0) continue;  // corrupting every byte of every length is slow
+        for (uint32_t i = NIC_FRAME_PAYLOAD_OFFSET; i < len; ++i) {
+          buf[i] ^= 0x10;
+          ASSERT_FALSE(nic_frame_payload_ok(buf.data(), len, flow, seq)) << "len " << len << " byte " << i;
+          buf[i] ^= 0x10;
+        }
+      }
+    }
+  }
+  std::vector<uint8_t> frame(1518);
+  nic_frame_fill_payload(frame.data(), 1518, 7, 3);
+  EXPECT_FALSE(nic_frame_payload_ok(frame.data(), 1518, 7, 4));  // another frame's payload
+  EXPECT_FALSE(nic_frame_payload_ok(frame.data(), 1518, 8, 3));
+}
+
 }  // namespace
 }  // namespace smmu_vp
