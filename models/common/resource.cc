@@ -66,18 +66,6 @@ void Resource::summarise() {
   min_end_valid_ = false;  // found when a request needs it
 }
 
-void Resource::find_min_end() {
-  min_end_ = last_[0].end;
-  min_end_slot_ = 0;
-  for (size_t s = 1; s < last_.size(); ++s) {
-    if (last_[s].end < min_end_) {  // strict: the lowest slot among equals
-      min_end_ = last_[s].end;
-      min_end_slot_ = s;
-    }
-  }
-  min_end_valid_ = true;
-}
-
 void Resource::update_summary(size_t slot) {
   // A reservation never moves its slot's last end earlier, so the smallest
   // end moves only when it was this slot's. Its last start may move earlier
@@ -88,50 +76,49 @@ void Resource::update_summary(size_t slot) {
   if (slot == min_end_slot_) min_end_valid_ = false;
 }
 
-size_t Resource::in_order_slot(Ps arrival, Ps* start) {
+size_t Resource::scan_in_order(Ps arrival, Ps* start) const {
   // At or after every slot's last interval began, each slot is free from
   // max(arrival, its last end): the lowest slot idle at arrival, else the
   // one that frees first (lowest on a tie).
-  if (!min_end_valid_) {
-    for (size_t s = 0; s < last_.size(); ++s) {
-      if (last_[s].end <= arrival) {
-        *start = arrival;
-        return s;
-      }
+  Ps best = UINT64_MAX;
+  size_t best_slot = 0;
+  for (size_t s = 0; s < last_.size(); ++s) {
+    if (last_[s].end <= arrival) {
+      *start = arrival;
+      return s;
     }
-    find_min_end();  // every slot busy at arrival
-  } else if (min_end_ <= arrival) {
-    for (size_t s = 0;; ++s) {
-      if (last_[s].end <= arrival) {
-        *start = arrival;
-        return s;
-      }
+    if (last_[s].end < best) {  // strict: the lowest slot among equals
+      best = last_[s].end;
+      best_slot = s;
     }
   }
-  *start = min_end_;
-  return min_end_slot_;
+  *start = best;
+  return best_slot;
+}
+
+size_t Resource::in_order_slot(Ps arrival, Ps* start) {
+  if (min_end_valid_ && min_end_ > arrival) {
+    *start = min_end_;
+    return min_end_slot_;
+  }
+  const size_t slot = scan_in_order(arrival, start);
+  if (*start > arrival) {  // every slot busy: the scan found the smallest end
+    min_end_ = *start;
+    min_end_slot_ = slot;
+    min_end_valid_ = true;
+  }
+  return slot;
 }
 
 Ps Resource::earliest_start(Ps arrival, Ps duration) const {
-  if (arrival >= max_start_) {
-    // As in_order_slot, without reserving.
-    if (min_end_valid_) {
-      if (min_end_ > arrival) return remember(min_end_, min_end_slot_);
-      return arrival;
-    }
-    Ps best = UINT64_MAX;
-    size_t best_slot = 0;
-    for (size_t s = 0; s < last_.size(); ++s) {
-      if (last_[s].end <= arrival) return remember(arrival, s);
-      if (last_[s].end < best) {
-        best = last_[s].end;
-        best_slot = s;
-      }
-    }
-    return remember(best, best_slot);
-  }
   Ps best = UINT64_MAX;
   size_t best_slot = 0;
+  if (arrival >= max_start_) {
+    // As in_order_slot, without reserving.
+    if (min_end_valid_ && min_end_ > arrival) return remember(min_end_, min_end_slot_);
+    best_slot = scan_in_order(arrival, &best);
+    return remember(best, best_slot);
+  }
   for (size_t s = 0; s < last_.size(); ++s) {
     const Ps t = fit(s, arrival, duration);
     if (t < best) {

@@ -77,9 +77,10 @@ class Resource {
   // (min_end_valid_): a reservation on its slot invalidates it, and the
   // next in-order request often finds a slot idle at its arrival first.
   void summarise();
-  void find_min_end();
   void update_summary(size_t slot);  // after a reservation on `slot`
-  // In-order request (arrival >= max_start_): the slot it gets and its start.
+  // In-order request (arrival >= max_start_): the slot it gets and its start,
+  // by a scan of last_ (scan_in_order) unless the smallest end answers it.
+  size_t scan_in_order(Ps arrival, Ps* start) const;
   size_t in_order_slot(Ps arrival, Ps* start);
   Ps min_end_ = 0;
   size_t min_end_slot_ = 0;
