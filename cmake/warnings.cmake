@@ -11,8 +11,13 @@ if(SMMU_VP_WERROR)
   list(APPEND SMMU_VP_C_WARNINGS -Werror)
 endif()
 
+# -O1 -g1 (after the build type's -O2 -g, so they win): ASan's recommended
+# level, and line tables are all its reports need. Compiling is about 2.5x
+# faster than -O2 -g under the sanitizers (cli_test.cc: 96 s -> 39 s), which
+# is most of CI's time.
 if(SMMU_VP_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+                      -O1 -g1)
   add_link_options(-fsanitize=address,undefined)
 endif()
 

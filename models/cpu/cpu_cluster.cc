@@ -88,14 +88,7 @@ void CpuCore::run() {
   if (cluster_.trace()) program_slice_ = cluster_.trace()->begin(track_, label_, start_time_);
   process_ = sc_core::sc_get_current_process_b();
   find_stack_guard();
-  // A signal handler's escape() lands here (sigsetjmp returns non-zero) with
-  // fault_ filled in; the program's frames are abandoned, not unwound.
-  if (sigsetjmp(escape_, 1) == 0) {
-    escape_armed_ = 1;
-    exit_code_ = run_program();
-    escape_armed_ = 0;
-  } else {
-    escape_armed_ = 0;
+  if (run_guarded()) {
     unpoison_abandoned_frames(guard_hi_);
     current_ = this;
     end_poll();  // the program's frames are gone, a poll among them
@@ -115,6 +108,21 @@ void CpuCore::run() {
   finish_time_ = now_ps();
   if (cluster_.trace()) cluster_.trace()->end(program_slice_, finish_time_);
   cluster_.core_done(*this);
+}
+
+// A signal handler's escape() lands in the sigsetjmp (returning non-zero)
+// with fault_ filled in; the program's frames are abandoned, not unwound.
+// Nothing but the jump buffer lives across it here, so no local can be
+// clobbered (GCC's -Wclobbered, at -O1, flagged run()'s string temporaries).
+bool CpuCore::run_guarded() {
+  if (sigsetjmp(escape_, 1) == 0) {
+    escape_armed_ = 1;
+    exit_code_ = run_program();
+    escape_armed_ = 0;
+    return false;
+  }
+  escape_armed_ = 0;
+  return true;
 }
 
 // Apart from run() so that nothing run() keeps across sigsetjmp changes.

@@ -181,6 +181,7 @@ class CpuCore : public sc_core::sc_module {
 
  private:
   void run();
+  bool run_guarded();  // runs the program; true when a fault escaped from it
   int run_program();
   void on_stop_request();
   void sync_now();
