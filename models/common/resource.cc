@@ -9,6 +9,9 @@ Resource::Resource(std::string name, unsigned slots) : name_(std::move(name)) {
   if (slots == 0) throw std::invalid_argument("resource '" + name_ + "' needs at least one slot");
   busy_.resize(slots);
   last_.resize(slots, Interval{0, 0});
+  while (leaves_ < slots) leaves_ *= 2;
+  ends_.assign(2 * leaves_, UINT64_MAX);
+  for (size_t s = 0; s < slots; ++s) set_end(s, 0);
   summarise();
 }
 
@@ -63,62 +66,26 @@ void Resource::insert(Intervals& busy, Ps start, Ps end) {
 void Resource::summarise() {
   max_start_ = 0;
   for (const Interval& l : last_) max_start_ = std::max(max_start_, l.start);
-  min_end_valid_ = false;  // found when a request needs it
+}
+
+void Resource::set_end(size_t slot, Ps end) {
+  size_t i = leaves_ + slot;
+  ends_[i] = end;
+  for (i /= 2; i >= 1; i /= 2) ends_[i] = std::min(ends_[2 * i], ends_[2 * i + 1]);
 }
 
 void Resource::update_summary(size_t slot) {
-  // A reservation never moves its slot's last end earlier, so the smallest
-  // end moves only when it was this slot's. Its last start may move earlier
-  // (a gap filled up to the last interval merges with it); max_start_ then
-  // stays above the true latest start until the next retire(), which only
-  // sends more requests to the scan: the fast paths stay exact.
+  // Its last start may move earlier (a gap filled up to the last interval
+  // merges with it); max_start_ then stays above the true latest start until
+  // the next retire(), which only sends more requests to the full search:
+  // the in-order path stays exact.
   max_start_ = std::max(max_start_, last_[slot].start);
-  if (slot == min_end_slot_) min_end_valid_ = false;
+  set_end(slot, last_[slot].end);
 }
 
-size_t Resource::scan_in_order(Ps arrival, Ps* start) const {
-  // At or after every slot's last interval began, each slot is free from
-  // max(arrival, its last end): the lowest slot idle at arrival, else the
-  // one that frees first (lowest on a tie).
+Ps Resource::earliest_start_searching(Ps arrival, Ps duration) const {
   Ps best = UINT64_MAX;
   size_t best_slot = 0;
-  for (size_t s = 0; s < last_.size(); ++s) {
-    if (last_[s].end <= arrival) {
-      *start = arrival;
-      return s;
-    }
-    if (last_[s].end < best) {  // strict: the lowest slot among equals
-      best = last_[s].end;
-      best_slot = s;
-    }
-  }
-  *start = best;
-  return best_slot;
-}
-
-size_t Resource::in_order_slot(Ps arrival, Ps* start) {
-  if (min_end_valid_ && min_end_ > arrival) {
-    *start = min_end_;
-    return min_end_slot_;
-  }
-  const size_t slot = scan_in_order(arrival, start);
-  if (*start > arrival) {  // every slot busy: the scan found the smallest end
-    min_end_ = *start;
-    min_end_slot_ = slot;
-    min_end_valid_ = true;
-  }
-  return slot;
-}
-
-Ps Resource::earliest_start(Ps arrival, Ps duration) const {
-  Ps best = UINT64_MAX;
-  size_t best_slot = 0;
-  if (arrival >= max_start_) {
-    // As in_order_slot, without reserving.
-    if (min_end_valid_ && min_end_ > arrival) return remember(min_end_, min_end_slot_);
-    best_slot = scan_in_order(arrival, &best);
-    return remember(best, best_slot);
-  }
   for (size_t s = 0; s < last_.size(); ++s) {
     const Ps t = fit(s, arrival, duration);
     if (t < best) {
@@ -167,6 +134,7 @@ void Resource::retire(Ps now) {
     auto keep = std::find_if(b.begin(), b.end(), [now](const Interval& iv) { return iv.end > now; });
     b.erase(b.begin(), keep);
     last_[s] = b.empty() ? Interval{0, 0} : b.back();
+    set_end(s, last_[s].end);
   }
   hint_.valid = false;
   summarise();

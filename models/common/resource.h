@@ -34,7 +34,12 @@ class Resource {
   // Reserve a slot at or after `arrival` for `duration`.
   Grant reserve(Ps arrival, Ps duration);
   // When a request arriving at `arrival` for `duration` would start, without reserving.
-  Ps earliest_start(Ps arrival, Ps duration) const;
+  Ps earliest_start(Ps arrival, Ps duration) const {
+    if (arrival < max_start_) return earliest_start_searching(arrival, duration);
+    Ps start;
+    const size_t slot = in_order_slot(arrival, &start);
+    return remember(start, slot);
+  }
   // Forget intervals that end at or before `now`: no request can arrive
   // earlier than the current simulation time. Keeps lookups short.
   void retire(Ps now);
@@ -70,21 +75,31 @@ class Resource {
   // Each slot's last busy interval ({0, 0} when idle), side by side so that
   // a request scans every slot's usual case without touching its vector.
   std::vector<Interval> last_;
-  // Over last_: the latest start, and the smallest end (with the lowest slot
-  // that has it), so that a request arriving after every last start (the
-  // usual in-order case) is answered without scanning the slots. The
-  // smallest end is recomputed only when a request needs it
-  // (min_end_valid_): a reservation on its slot invalidates it, and the
-  // next in-order request often finds a slot idle at its arrival first.
+  // Over last_: the latest start, and a tournament tree of the last ends
+  // (ends_[1] the smallest; the leaves ends_[leaves_ + s], padding ones
+  // never free), so that a request arriving after every last start (the
+  // usual in-order case) finds its slot in log2(slots) steps instead of
+  // scanning them.
   void summarise();
   void update_summary(size_t slot);  // after a reservation on `slot`
-  // In-order request (arrival >= max_start_): the slot it gets and its start,
-  // by a scan of last_ (scan_in_order) unless the smallest end answers it.
-  size_t scan_in_order(Ps arrival, Ps* start) const;
-  size_t in_order_slot(Ps arrival, Ps* start);
-  Ps min_end_ = 0;
-  size_t min_end_slot_ = 0;
-  bool min_end_valid_ = true;
+  void set_end(size_t slot, Ps end);
+  // In-order request (arrival >= max_start_): the lowest slot idle at
+  // arrival, else the one that frees first (lowest on a tie); its start.
+  size_t in_order_slot(Ps arrival, Ps* start) const {
+    // At or after every slot's last interval began, each slot is free from
+    // max(arrival, its last end). With the threshold max(arrival, smallest
+    // end), the leftmost leaf at or under it is the lowest slot idle at
+    // arrival if there is one, else the lowest slot with the smallest end.
+    const Ps threshold = arrival > ends_[1] ? arrival : ends_[1];
+    size_t i = 1;
+    while (i < leaves_) i = 2 * i + (ends_[2 * i] > threshold ? 1 : 0);
+    *start = threshold;
+    return i - leaves_;
+  }
+  // earliest_start for a request arriving before some slot's last start.
+  Ps earliest_start_searching(Ps arrival, Ps duration) const;
+  std::vector<Ps> ends_;
+  size_t leaves_ = 1;
   Ps max_start_ = 0;
   // earliest_start's answer and the lowest slot giving it, for the reserve
   // at that time which usually follows it (the translator asks when a slot
