@@ -85,6 +85,11 @@ class ConfigCache {
   // miss), valid until the next insert or invalidation.
   const CachedDescriptor* lookup_ste(uint32_t sid);
   const CachedDescriptor* lookup_cd(uint32_t sid, uint32_t ssid);
+  // Changes whenever an STE (CD) is inserted, replaced or removed: a
+  // descriptor pointer lookup_ste (lookup_cd) returned still holds the same
+  // words while the version is the same.
+  uint64_t ste_version() const { return stes_.version(); }
+  uint64_t cd_version() const { return cds_.version(); }
   // No side effects (no stats, no LRU update).
   bool contains_ste(uint32_t sid) const;
   bool contains_cd(uint32_t sid, uint32_t ssid) const;

@@ -21,12 +21,6 @@ const char* to_string(ConfigError e) {
 // ---------------------------------------------------------------------------
 // Permissions
 // ---------------------------------------------------------------------------
-bool Permissions::allows(const AccessType& a) const {
-  if (a.write) return a.privileged ? priv_write : unpriv_write;
-  if (a.instruction) return a.privileged ? priv_exec : unpriv_exec;
-  return a.privileged ? priv_read : unpriv_read;
-}
-
 Permissions Permissions::operator&(const Permissions& o) const {
   Permissions p;
   p.priv_read = priv_read && o.priv_read;

@@ -63,7 +63,11 @@ struct Permissions {
   // A write is checked as a data write whatever InD says (IHI 0070 5.2,
   // STE.INSTCFG applies to reads only); an instruction read needs execute
   // permission only (execute-only memory is allowed, as on the PE).
-  bool allows(const AccessType& a) const;
+  bool allows(const AccessType& a) const {
+    if (a.write) return a.privileged ? priv_write : unpriv_write;
+    if (a.instruction) return a.privileged ? priv_exec : unpriv_exec;
+    return a.privileged ? priv_read : unpriv_read;
+  }
   bool user_accessible() const { return unpriv_read || unpriv_write || unpriv_exec; }
   Permissions operator&(const Permissions& o) const;
   bool operator==(const Permissions& o) const;

@@ -86,6 +86,9 @@ class LruMap {
 
   // Hit: returns the value and makes the entry most recently used.
   const Value* get(const Key& k) {
+    // Already the most recently used (a stream hitting its own entry again):
+    // nothing to move, no index search.
+    if (!order_.empty() && order_.front().first == k) return &order_.front().second;
     auto it = index_.find(k);
     if (it == index_.end()) return nullptr;
     order_.splice(order_.begin(), order_, it->second);
@@ -101,6 +104,7 @@ class LruMap {
   // evicted to make room, if any.
   std::optional<Key> put(const Key& k, const Value& v) {
     if (capacity_ == 0) return std::nullopt;
+    ++version_;
     auto it = index_.find(k);
     if (it != index_.end()) {
       it->second->second = v;
@@ -121,12 +125,14 @@ class LruMap {
   bool erase(const Key& k) {
     auto it = index_.find(k);
     if (it == index_.end()) return false;
+    ++version_;
     order_.erase(it->second);
     index_.erase(it);
     return true;
   }
   // Drops every key in [lo, hi] (inclusive); returns how many.
   size_t erase_range(const Key& lo, const Key& hi) {
+    ++version_;
     size_t n = 0;
     auto it = index_.lower_bound(lo);
     while (it != index_.end() && !(hi < it->first)) {
@@ -137,11 +143,16 @@ class LruMap {
     return n;
   }
   size_t clear() {
+    ++version_;
     const size_t n = index_.size();
     index_.clear();
     order_.clear();
     return n;
   }
+
+  // Changes whenever a value is stored or an entry removed: a pointer get()
+  // returned still points to the same value while the version is the same.
+  uint64_t version() const { return version_; }
 
   // Visits entries from most to least recently used.
   template <typename Fn>
@@ -154,6 +165,7 @@ class LruMap {
   size_t capacity_;
   Order order_;  // front = most recently used
   std::map<Key, typename Order::iterator> index_;
+  uint64_t version_ = 0;
 };
 
 }  // namespace smmu_vp::smmu

@@ -214,6 +214,22 @@ Ps Smmu::forward(tlm::tlm_generic_payload& trans, uint64_t pa, unsigned offset, 
   return now + sc_to_ps(delay);
 }
 
+const StreamTableConfig& Smmu::stream_table() {
+  StreamTableMemo& m = stream_table_;
+  const uint64_t base = regfile_.strtab_base_raw();
+  const uint32_t cfg = regfile_.strtab_base_cfg_raw();
+  if (!m.valid || m.base_raw != base || m.cfg_raw != cfg) {
+    m.st.base = regfile_.strtab_base();
+    m.st.two_level = regfile_.strtab_fmt() == StrtabFormat::kTwoLevel;
+    m.st.split = regfile_.strtab_split();
+    m.st.log2size = regfile_.strtab_log2size();
+    m.valid = true;
+    m.base_raw = base;
+    m.cfg_raw = cfg;
+  }
+  return m.st;
+}
+
 void Smmu::translate_transport(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   transactions_.add();
   const Ps now = now_ps();
@@ -252,11 +268,7 @@ void Smmu::translate_transport(int port, tlm::tlm_generic_payload& trans, sc_cor
     return abort(t);
   }
   if (observer_) observer_->on_access(ext->stream_id, trans.get_address(), len, trans.is_write(), t);
-  StreamTableConfig st;
-  st.base = regfile_.strtab_base();
-  st.two_level = regfile_.strtab_fmt() == StrtabFormat::kTwoLevel;
-  st.split = regfile_.strtab_split();
-  st.log2size = regfile_.strtab_log2size();
+  const StreamTableConfig st = stream_table();
 
   // An access that crosses out of a translation goes on in the next one.
   for (unsigned off = 0; off < len;) {

@@ -99,6 +99,8 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
 
   void reg_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   void translate_transport(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  // SMMU_STRTAB_BASE and _CFG decoded, again only when either was written.
+  const StreamTableConfig& stream_table();
   // Forwards bytes [offset, offset + len) of `trans` to `pa` downstream at
   // `at`; returns the completion time.
   Ps forward(tlm::tlm_generic_payload& trans, uint64_t pa, unsigned offset, unsigned len, Ps at, bool* ok);
@@ -125,6 +127,12 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
   EcmdqRegisters ecmdq_;
   std::vector<std::unique_ptr<EcmdqQueueRegs>> ecmdq_regs_;
   std::vector<std::unique_ptr<CommandQueueConsumer>> ecmdq_consumers_;
+  struct StreamTableMemo {
+    bool valid = false;
+    uint64_t base_raw = 0;
+    uint32_t cfg_raw = 0;
+    StreamTableConfig st;
+  } stream_table_;
   uint32_t last_cmdq_prod_ = 0;
   bool sfm_ = false;  // Service Failure Mode
   std::function<void()> send_event_;

@@ -101,11 +101,6 @@ Tlb::Tlb(const TlbConfig& cfg, StatsRegistry* stats, const std::string& prefix)
   }
 }
 
-void Tlb::bump(Counter* c, uint64_t& local, uint64_t n) {
-  local += n;
-  if (c) c->add(n);
-}
-
 size_t Tlb::count_removed(size_t n) {
   if (n) bump(c_invalidated_, stats_.invalidated, n);
   return n;

@@ -57,6 +57,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/stats.h"
 #include "smmu/replacement.h"
 #include "smmu/translation_types.h"
 
@@ -329,7 +330,10 @@ class Tlb {
   // nested entries are indexed by VA).
   size_t invalidate_nested_by_ipa(uint16_t vmid, uint64_t lo, uint64_t hi);
   size_t count_removed(size_t n);
-  void bump(Counter* c, uint64_t& local, uint64_t n = 1);
+  static void bump(Counter* c, uint64_t& local, uint64_t n = 1) {
+    local += n;
+    if (c) c->add(n);
+  }
 
   TlbConfig cfg_;
   unsigned sets_;

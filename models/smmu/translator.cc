@@ -124,6 +124,10 @@ void Translator::note_done(Ps arrival, Ps done) {
     v.push_back({arrival, done});
     return;
   }
+  if (v.back().arrival == arrival) {  // another translation arriving with the last one
+    v.back().done = std::max(v.back().done, done);
+    return;
+  }
   auto it = std::lower_bound(v.begin(), v.end(), arrival,
                              [](const ArrivalDone& a, Ps t) { return a.arrival < t; });
   if (it != v.end() && it->arrival == arrival) it->done = std::max(it->done, done);
@@ -148,8 +152,7 @@ Ps Translator::drained_by(Ps t) const {
   return latest;
 }
 
-Tlb* Translator::micro_tlb(unsigned port) {
-  if (cfg_.micro_tlb_entries == 0) return nullptr;
+Tlb* Translator::create_micro_tlbs(unsigned port) {
   while (micro_tlbs_.size() <= port) {
     TlbConfig c = cfg_.tlb;  // same invalidation behaviour as the main TLB
     c.entries = c.ways = cfg_.micro_tlb_entries;  // fully associative
@@ -160,8 +163,7 @@ Tlb* Translator::micro_tlb(unsigned port) {
   return micro_tlbs_[port].get();
 }
 
-Translator::SidTlbCounters& Translator::sid_tlb(uint32_t sid) {
-  if (last_sid_tlb_ && last_sid_ == sid) return *last_sid_tlb_;
+Translator::SidTlbCounters& Translator::sid_tlb_slow(uint32_t sid) {
   auto it = sid_tlb_.find(sid);
   if (it == sid_tlb_.end()) {
     const std::string p = prefix_ + ".tlb.by_sid." + std::to_string(sid);
@@ -181,10 +183,10 @@ void Translator::enable_stale_check(MemoryPort& untimed) {
 
 void Translator::check_stale(const TlbHit& hit, const StreamConfig& sc, const TranslationRequest& req, Ps t) {
   stale_checks_->add();
-  const PageTableWalker::Stage2Config s2 = stage2_of(sc.ste, caps_.oas_bits);
+  const PageTableWalker::Stage2Config s2 = stage2_of(*sc.ste, caps_.oas_bits);
   const WalkResult w = hit.entry.stage == StageKind::kStage2
                            ? stale_walker_->walk_stage2(s2, req.addr, req.access, 0)
-                           : stale_walker_->walk_stage1(stage1_of(sc.ste, sc.cd), req.addr, req.access, 0,
+                           : stale_walker_->walk_stage1(stage1_of(*sc.ste, *sc.cd), req.addr, req.access, 0,
                                                         hit.entry.stage == StageKind::kNested ? &s2 : nullptr);
   const EntryKey key = key_of(hit.entry);
   if (w.ok() && w.output_address == hit.pa) {
@@ -227,26 +229,22 @@ TranslationResult Translator::fault_result(const TranslationRequest& req, EventI
   return r;
 }
 
+const DecodedCd Translator::kNoCd{};
+
 template <typename Words, typename Decoded>
-const Decoded& Translator::DecodeMemo<Words, Decoded>::get(const Words& words, const SmmuCaps& caps,
-                                                           DecodeResult (*decode)(const Words&, const SmmuCaps&,
-                                                                                  Decoded*)) {
+const Decoded& Translator::DecodeMemo<Words, Decoded>::refresh(const Words& words, uint64_t cache_version,
+                                                               const SmmuCaps& caps,
+                                                               DecodeResult (*decode)(const Words&, const SmmuCaps&,
+                                                                                      Decoded*)) {
   if (!valid || raw != words) {
     decoded = Decoded{};
     decode(words, caps, &decoded);
     raw = words;
     valid = true;
   }
+  at = &words;
+  version = cache_version;
   return decoded;
-}
-
-void Translator::decode_cached_ste(const SteWords& raw, DecodedSte* out) {
-  *out = ste_memo_.get(raw, caps_, decode_ste);
-}
-
-void Translator::decode_cached_cd(const CdWords& raw, DecodedCd* out) {
-  // decode_cd's S1STALLD argument keeps its default, as for a fetched CD.
-  *out = cd_memo_.get(raw, caps_, [](const CdWords& w, const SmmuCaps& c, DecodedCd* d) { return decode_cd(w, c, d); });
 }
 
 bool Translator::stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
@@ -254,40 +252,42 @@ bool Translator::stream_config(const StreamTableConfig& st, const TranslationReq
   // STE: config cache, else the stream table.
   *t += config_lookup_ps_;
   if (auto cached = config_cache_.lookup_ste(req.sid)) {
-    decode_cached_ste(*cached, &sc->ste);  // only valid STEs are cached
+    sc->ste = &decode_cached_ste(*cached);  // only valid STEs are cached
   } else {
     SteWords raw;
-    const FetchResult f = fetcher_.fetch_ste(st, req.sid, *t, &sc->ste, &raw);
+    fetched_ste_ = DecodedSte{};
+    sc->ste = &fetched_ste_;
+    const FetchResult f = fetcher_.fetch_ste(st, req.sid, *t, &fetched_ste_, &raw);
     *t = std::max(*t, f.done);
     if (!f.ok()) {
       *fault = fault_result(req, f.error, *t);
       return false;
     }
-    if (sc->ste.stage2() && PageTableWalker::check(stage2_of(sc->ste, caps_.oas_bits)) != ConfigError::kNone) {
+    if (sc->ste->stage2() && PageTableWalker::check(stage2_of(*sc->ste, caps_.oas_bits)) != ConfigError::kNone) {
       *fault = fault_result(req, EventId::kBadSte, *t);
       return false;
     }
     config_cache_.insert_ste(req.sid, raw);
   }
-  sc->stage1_bypass = !sc->ste.stage1();
-  if (!sc->ste.stage1()) return true;
+  sc->stage1_bypass = !sc->ste->stage1();
+  if (!sc->ste->stage1()) return true;
 
   // CD: config cache, else the CD table (its addresses are IPAs under nesting).
   const uint32_t ssid = req.ssv ? req.ssid : 0;
   *t += config_lookup_ps_;
-  if (sc->ste.s1_cdmax != 0 && !req.ssv && sc->ste.s1dss == ste::kBypassDss) {
+  if (sc->ste->s1_cdmax != 0 && !req.ssv && sc->ste->s1dss == ste::kBypassDss) {
     sc->stage1_bypass = true;
     return true;
   }
   // A cached CD serves only a transaction that the CD table would have led to
   // it; anything else goes to fetch_cd, which reports the error.
-  const bool substream_legal = sc->ste.s1_cdmax == 0 ? !req.ssv
-                                                      : (req.ssv || sc->ste.s1dss == ste::kSubstream0);
+  const bool substream_legal = sc->ste->s1_cdmax == 0 ? !req.ssv
+                                                      : (req.ssv || sc->ste->s1dss == ste::kSubstream0);
   if (auto cached = config_cache_.lookup_cd(req.sid, ssid); cached && substream_legal) {
-    decode_cached_cd(*cached, &sc->cd);
+    sc->cd = &decode_cached_cd(*cached);
     return true;
   }
-  const PageTableWalker::Stage2Config s2 = stage2_of(sc->ste, caps_.oas_bits);
+  const PageTableWalker::Stage2Config s2 = stage2_of(*sc->ste, caps_.oas_bits);
   ConfigFetcher::Stage2Translate to_pa = [&](uint64_t ipa, uint64_t* pa, Ps* when, EventId* e) {
     const WalkResult w = walker_.walk_stage2(s2, ipa, AccessType{}, *when);
     *when = w.done;
@@ -300,24 +300,26 @@ bool Translator::stream_config(const StreamTableConfig& st, const TranslationReq
   };
   CdWords raw;
   bool bypass = false;
-  const FetchResult f = fetcher_.fetch_cd(sc->ste, req.ssv, req.ssid, *t, to_pa, &sc->cd, &bypass, &raw);
+  fetched_cd_ = DecodedCd{};
+  sc->cd = &fetched_cd_;
+  const FetchResult f = fetcher_.fetch_cd(*sc->ste, req.ssv, req.ssid, *t, to_pa, &fetched_cd_, &bypass, &raw);
   *t = std::max(*t, f.done);
   if (!f.ok()) {
     *fault = fault_result(req, f.error, *t);
     if (f.error == EventId::kSteFetch || f.error == EventId::kCdFetch) fault->event.fetch_addr = f.fetch_addr;
-    if (sc->ste.stage2() && (f.error == EventId::kTranslation || f.error == EventId::kAddrSize ||
+    if (sc->ste->stage2() && (f.error == EventId::kTranslation || f.error == EventId::kAddrSize ||
                              f.error == EventId::kAccess || f.error == EventId::kPermission ||
                              f.error == EventId::kWalkEabt)) {
       fault->event.s2 = true;
       fault->event.cls = FaultClass::kCd;
       fault->event.ipa = f.fetch_addr;
-      apply_record_flag(fault, sc->ste, nullptr, true);
+      apply_record_flag(fault, *sc->ste, nullptr, true);
     }
     return false;
   }
   sc->stage1_bypass = bypass;
   if (!bypass) {
-    if (!sc->cd.epd0 && PageTableWalker::check(stage1_of(sc->ste, sc->cd)) != ConfigError::kNone) {
+    if (!sc->cd->epd0 && PageTableWalker::check(stage1_of(*sc->ste, *sc->cd)) != ConfigError::kNone) {
       *fault = fault_result(req, EventId::kBadCd, *t);
       return false;
     }
@@ -332,7 +334,8 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   Ps t = start;
   TranslationResult r;
 
-  auto finish = [&](TranslationResult res) {
+  // Completes r in place: every path returns r itself (no copies).
+  auto finish = [&](TranslationResult& res) {
     // Occupy a translation slot for the whole translation.
     const Resource::Grant g = translation_slots_.reserve(start, res.done - start);
     res.done += g.start - start;
@@ -347,46 +350,53 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
       case TranslationResult::Kind::kBypass: bypassed_.add(); break;
       case TranslationResult::Kind::kTranslated: break;
     }
-    return res;
   };
 
   StreamConfig sc;
-  if (!stream_config(st, req, &t, &sc, &r)) return finish(r);
-  if (sc.ste.config == ste::kAbort) {
+  if (!stream_config(st, req, &t, &sc, &r)) {
+    finish(r);
+    return r;
+  }
+  if (sc.ste->config == ste::kAbort) {
     r.kind = TranslationResult::Kind::kAbort;
     r.done = t;
-    return finish(r);
+    finish(r);
+    return r;
   }
-  if (sc.ste.config == ste::kBypass || (sc.stage1_bypass && !sc.ste.stage2())) {
+  if (sc.ste->config == ste::kBypass || (sc.stage1_bypass && !sc.ste->stage2())) {
     r.kind = TranslationResult::Kind::kBypass;
     r.pa = req.addr;
     r.span = ~0ull;
     r.done = t;
-    return finish(r);
+    finish(r);
+    return r;
   }
-  if (!sc.stage1_bypass && sc.cd.epd0) {
+  if (!sc.stage1_bypass && sc.cd->epd0) {
     // TTB0 walks disabled and TTB1 is not modelled: nothing translates.
     r = fault_result(req, EventId::kTranslation, t);
-    apply_record_flag(&r, sc.ste, &sc.cd, false);
-    return finish(r);
+    apply_record_flag(&r, *sc.ste, sc.cd, false);
+    finish(r);
+    return r;
   }
 
-  const StageKind kind = stage_kind(sc.ste, sc.stage1_bypass);
+  const StageKind kind = stage_kind(*sc.ste, sc.stage1_bypass);
   // IHI 0070 5.2 (S2VMID): stage-1-only translations are VMID-tagged too
   // when stage 2 is implemented; decode_ste leaves 0 when it is IGNORED.
-  const uint16_t vmid = sc.ste.s2_vmid;
-  const uint16_t asid = kind == StageKind::kStage2 ? 0 : sc.cd.asid;
+  const uint16_t vmid = sc.ste->s2_vmid;
+  const uint16_t asid = kind == StageKind::kStage2 ? 0 : sc.cd->asid;
   Tlb* micro = micro_tlb(req.port);
-  std::optional<TlbHit> hit;
-  if (micro) {
-    t += micro_tlb_lookup_ps_;
-    hit = micro->lookup(kind, vmid, asid, req.addr);
-  }
-  if (!hit) {
+  // The port's micro-TLB, then the main TLB (returned without a copy).
+  auto lookup_tlbs = [&]() -> std::optional<TlbHit> {
+    if (micro) {
+      t += micro_tlb_lookup_ps_;
+      if (std::optional<TlbHit> h = micro->lookup(kind, vmid, asid, req.addr)) return h;
+    }
     t += tlb_lookup_ps_;
-    hit = tlb_.lookup(kind, vmid, asid, req.addr);
-    if (hit && micro) micro->insert(hit->entry);
-  }
+    std::optional<TlbHit> h = tlb_.lookup(kind, vmid, asid, req.addr);
+    if (h && micro) micro->insert(h->entry);
+    return h;
+  };
+  const std::optional<TlbHit> hit = lookup_tlbs();
   SidTlbCounters& by_sid = sid_tlb(req.sid);
   by_sid.lookups->add();
   if (hit) by_sid.hits->add();
@@ -398,16 +408,17 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
       r.span = hit->entry.size() - (req.addr - hit->entry.input_addr);
       r.tlb_hit = true;
       r.done = t;
-      return finish(r);
+      finish(r);
+    return r;
     }
     // Permission denied: walk again for the exact fault (stage, level).
   }
 
-  const PageTableWalker::Stage2Config s2 = stage2_of(sc.ste, caps_.oas_bits);
+  const PageTableWalker::Stage2Config s2 = stage2_of(*sc.ste, caps_.oas_bits);
   const Ps walk_start = walker_slots_.earliest_start(t, 1);
   const WalkResult w = kind == StageKind::kStage2
                            ? walker_.walk_stage2(s2, req.addr, req.access, walk_start)
-                           : walker_.walk_stage1(stage1_of(sc.ste, sc.cd), req.addr, req.access, walk_start,
+                           : walker_.walk_stage1(stage1_of(*sc.ste, *sc.cd), req.addr, req.access, walk_start,
                                                  kind == StageKind::kNested ? &s2 : nullptr);
   const Resource::Grant wg = walker_slots_.reserve(walk_start, w.done - walk_start);
   t = w.done + (wg.start - walk_start);
@@ -423,8 +434,9 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
                   : id == EventId::kWalkEabt ? FaultClass::kTranslationTable : FaultClass::kInput;
     if (w.ipa_valid) r.event.ipa = w.ipa;
     if (id == EventId::kWalkEabt) r.event.fetch_addr = w.fetch_address;
-    apply_record_flag(&r, sc.ste, &sc.cd, r.event.s2);
-    return finish(r);
+    apply_record_flag(&r, *sc.ste, sc.cd, r.event.s2);
+    finish(r);
+    return r;
   }
 
   TlbEntry e;
@@ -432,7 +444,7 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   e.vmid = vmid;
   e.asid = asid;
   e.global = kind == StageKind::kStage2 ? false : w.global;
-  e.granule = kind == StageKind::kStage2 ? sc.ste.s2_granule : sc.cd.granule;
+  e.granule = kind == StageKind::kStage2 ? sc.ste->s2_granule : sc.cd->granule;
   e.level = static_cast<uint8_t>(w.level);
   e.size_log2 = static_cast<uint8_t>(w.block_shift);
   const uint64_t mask = w.block_size() - 1;
@@ -453,7 +465,8 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   r.pa = w.output_address;
   r.span = w.block_size() - (req.addr & mask);
   r.done = t;
-  return finish(r);
+  finish(r);
+  return r;
 }
 
 }  // namespace smmu_vp::smmu

@@ -106,7 +106,10 @@ class Translator {
 
   Tlb& tlb() { return tlb_; }
   // The micro-TLB of a master port, or nullptr when they are disabled.
-  Tlb* micro_tlb(unsigned port);
+  Tlb* micro_tlb(unsigned port) {
+    if (cfg_.micro_tlb_entries == 0) return nullptr;
+    return port < micro_tlbs_.size() ? micro_tlbs_[port].get() : create_micro_tlbs(port);
+  }
   // Every TLB holding translations (the main one and the micro-TLBs), for
   // invalidations, which must reach them all.
   template <typename Fn>
@@ -115,14 +118,25 @@ class Translator {
     for (auto& m : micro_tlbs_) fn(*m);
   }
   ConfigCache& config_cache() { return config_cache_; }
+
+ private:
+  Tlb* create_micro_tlbs(unsigned port);  // up to the port's, on its first use
+
+ public:
   WalkCache& walk_cache() { return walk_cache_; }
 
  private:
+  // The stream's descriptors, decoded: the decode memos' results (a config
+  // cache hit) or fetched_ste_/fetched_cd_ (a fetch), valid for one
+  // translate() call, which never waits. cd stays kNoCd without stage 1.
   struct StreamConfig {
-    DecodedSte ste;
-    DecodedCd cd;
+    const DecodedSte* ste = nullptr;
+    const DecodedCd* cd = &kNoCd;
     bool stage1_bypass = false;  // S1DSS bypass, or no stage 1 in the STE
   };
+  static const DecodedCd kNoCd;
+  DecodedSte fetched_ste_;
+  DecodedCd fetched_cd_;
   // STE then CD, from the config cache or memory. Returns false with *fault set.
   bool stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
                      TranslationResult* fault);
@@ -130,16 +144,30 @@ class Translator {
   // Decode a descriptor served by the config cache. Decoding is a pure
   // function of the words (and caps_, fixed at construction), so the last
   // result is kept with the words it came from and reused while a stream
-  // keeps hitting the same entry.
-  void decode_cached_ste(const SteWords& raw, DecodedSte* out);
-  void decode_cached_cd(const CdWords& raw, DecodedCd* out);
+  // keeps hitting the same entry: recognised by its address and the cache's
+  // version (nothing stored or removed since) without comparing the words.
+  const DecodedSte& decode_cached_ste(const SteWords& raw) {
+    return ste_memo_.get(raw, config_cache_.ste_version(), caps_, decode_ste);
+  }
+  const DecodedCd& decode_cached_cd(const CdWords& raw) {
+    // decode_cd's S1STALLD argument keeps its default, as for a fetched CD.
+    return cd_memo_.get(raw, config_cache_.cd_version(), caps_, decode_cd_default);
+  }
+  static DecodeResult decode_cd_default(const CdWords& w, const SmmuCaps& c, DecodedCd* d) { return decode_cd(w, c, d); }
   template <typename Words, typename Decoded>
   struct DecodeMemo {
     bool valid = false;
+    const Words* at = nullptr;  // the cache entry decoded last
+    uint64_t version = 0;       // the cache's version then
     Words raw{};
     Decoded decoded{};
-    const Decoded& get(const Words& words, const SmmuCaps& caps,
-                       DecodeResult (*decode)(const Words&, const SmmuCaps&, Decoded*));
+    const Decoded& get(const Words& words, uint64_t cache_version, const SmmuCaps& caps,
+                       DecodeResult (*decode)(const Words&, const SmmuCaps&, Decoded*)) {
+      if (valid && at == &words && version == cache_version) return decoded;
+      return refresh(words, cache_version, caps, decode);
+    }
+    const Decoded& refresh(const Words& words, uint64_t cache_version, const SmmuCaps& caps,
+                           DecodeResult (*decode)(const Words&, const SmmuCaps&, Decoded*));
   };
   DecodeMemo<SteWords, DecodedSte> ste_memo_;
   DecodeMemo<CdWords, DecodedCd> cd_memo_;
@@ -187,7 +215,10 @@ class Translator {
     Counter* lookups;
     Counter* hits;
   };
-  SidTlbCounters& sid_tlb(uint32_t sid);
+  SidTlbCounters& sid_tlb(uint32_t sid) {
+    return last_sid_tlb_ && last_sid_ == sid ? *last_sid_tlb_ : sid_tlb_slow(sid);
+  }
+  SidTlbCounters& sid_tlb_slow(uint32_t sid);  // finds or creates, then remembers
   std::map<uint32_t, SidTlbCounters> sid_tlb_;
   // Most accesses come from the stream before: no map search for them.
   uint32_t last_sid_ = 0;

@@ -11,6 +11,7 @@
 #include "hal/hal.h"
 #include "platform_fixture.h"
 #include "smmu_test_driver.h"
+#include "smmu/commands.h"
 #include "smmu/descriptors.h"
 #include "smmu/event_queue.h"
 #include "smmu/registers.h"
@@ -160,6 +161,68 @@ TEST(Smmu, StaleCheckLooksAtMemoryThroughDebugTransport) {
   EXPECT_EQ(t.counter("smmu.stale_check.checks"), t.counter("smmu.tlb.hits"));
   EXPECT_GT(t.counter("smmu.stale_check.checks"), 0u);
   EXPECT_EQ(t.counter("smmu.stale_check.stale_hits"), 0u);
+}
+
+// SMMU_STRTAB_BASE moved to a second stream table while SMMUEN = 0 (the
+// registers are guarded by it, IHI 0070 6.3.24), then CFGI_ALL: dma0's
+// translation must come from the new table, whose STE for it is invalid
+// (C_BAD_STE), so the copy that worked before aborts. The SMMU keeps the
+// decoded STRTAB registers between accesses; this checks it sees the write.
+struct MovedOutcome {
+  uint32_t before = 0, after = 0;
+  uint32_t eventq_prod = 0;
+  smmu::EventRecord record;
+} moved;
+
+int strtab_moved_main(void) {
+  phys_addr_t buf_pa;
+  if (!hal_dma_alloc(2 * 4096, 4096, &buf_pa)) return 1;
+  SmmuSetup setup;
+  BringUp b;
+  b.ttb = build_tables(kIova, buf_pa, 2);
+  b.cmdq_log2 = 4;
+  if (!bring_up(b, &setup)) return 2;
+  const phys_addr_t smmu = setup.smmu;
+  struct dma_engine dma;
+  if (dma_engine_probe(&dma, "dma0") != 0) return 3;
+  dma_engine_start(&dma, 0, kIova, kIova + 4096, 4096, DMA_COMPLETE_POLL);
+  dma_engine_wait_poll(&dma, 0);
+  moved.before = dma_engine_ack(&dma, 0);
+
+  phys_addr_t other;
+  void* other_mem = hal_dma_alloc(64 * 64, 4096, &other);
+  if (!other_mem) return 4;
+  std::memset(other_mem, 0, 64 * 64);  // every STE invalid (V = 0)
+  hal_barrier(HAL_BARRIER_DSB);
+  const uint32_t cr0 = hal_read32(smmu + reg::kCr0);
+  hal_write32(smmu + reg::kCr0, cr0 & ~reg::cr0::kSmmuEn.mask32());
+  wait_ack(reg::kCr0Ack, cr0 & ~reg::cr0::kSmmuEn.mask32(), smmu);
+  hal_write64(smmu + reg::kStrtabBase, other);
+  hal_write32(smmu + reg::kCr0, cr0);
+  wait_ack(reg::kCr0Ack, cr0, smmu);
+  submit(setup, smmu::cmd_cfgi_all());
+  submit(setup, smmu::cmd_sync(smmu::SyncCs::kNone));
+  if (!wait_consumed(setup)) return 5;
+
+  dma_engine_start(&dma, 0, kIova, kIova + 4096, 4096, DMA_COMPLETE_POLL);
+  dma_engine_wait_poll(&dma, 0);
+  moved.after = dma_engine_ack(&dma, 0);
+  moved.eventq_prod = hal_read32(smmu + reg::kEventqProd);
+  std::array<uint64_t, 4> rec;
+  std::memcpy(rec.data(), setup.evtq, 32);
+  moved.record = smmu::EventRecord::decode(rec);
+  return 0;
+}
+const hal_app strtab_moved = {"strtab_moved", "DMA, then the stream table moved", strtab_moved_main, nullptr};
+
+TEST(Smmu, MovedStreamTableIsUsedAfterCfgiAll) {
+  const TestRun t = run(scenario({{{"app", "strtab_moved"}, {"cores", {0}}}}), {&strtab_moved});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(moved.before, DMA_ERR_NONE);
+  EXPECT_EQ(moved.after, DMA_ERR_READ);
+  EXPECT_EQ(moved.eventq_prod, 1u);
+  EXPECT_EQ(moved.record.id, smmu::EventId::kBadSte);
+  EXPECT_EQ(moved.record.sid, 16u);
 }
 
 int bypass_main(void) {

@@ -77,6 +77,52 @@ TEST(ConfigCache, SteKeyedByStreamIdCdBySidAndSsid) {
   EXPECT_EQ(hit(c.lookup_cd(1, 0x100005)), desc(99));
 }
 
+// A version that moves whenever an entry is stored or removed, and only then,
+// is what lets a caller keep something derived from a returned pointer.
+TEST(ConfigCache, VersionMovesOnEveryStoreOrRemovalAndOnlyThen) {
+  ConfigCache c(cfg(2, 4));
+  uint64_t ste = c.ste_version(), cd = c.cd_version();
+  auto moved = [&](bool want_ste, bool want_cd) {
+    const bool s = c.ste_version() != ste, d = c.cd_version() != cd;
+    ste = c.ste_version();
+    cd = c.cd_version();
+    return s == want_ste && d == want_cd;
+  };
+  c.insert_ste(1, desc(1));
+  EXPECT_TRUE(moved(true, false));
+  c.insert_cd(1, 0, desc(10));
+  EXPECT_TRUE(moved(false, true));
+  c.lookup_ste(1);
+  c.lookup_ste(1);  // the most recently used again
+  c.lookup_cd(1, 0);
+  c.lookup_ste(9);  // a miss
+  EXPECT_TRUE(moved(false, false));
+  c.insert_ste(1, desc(2));  // replaced in place
+  EXPECT_TRUE(moved(true, false));
+  c.insert_ste(2, desc(3));
+  c.insert_ste(3, desc(4));  // evicts
+  EXPECT_TRUE(moved(true, false));
+  c.invalidate_cd(1, 0);
+  EXPECT_TRUE(moved(false, true));
+  c.invalidate_ste(3);
+  EXPECT_TRUE(moved(true, true));
+  c.invalidate_all();
+  EXPECT_TRUE(moved(true, true));
+}
+
+// A lookup of the most recently used entry leaves the LRU order as it was.
+TEST(ConfigCache, RepeatedLookupOfTheNewestEntryKeepsTheOrder) {
+  ConfigCache c(cfg(2, 0));
+  c.insert_ste(1, desc(1));
+  c.insert_ste(2, desc(2));
+  EXPECT_EQ(hit(c.lookup_ste(2)), desc(2));
+  EXPECT_EQ(hit(c.lookup_ste(2)), desc(2));
+  EXPECT_EQ(hit(c.lookup_ste(1)), desc(1));  // 1 newest, 2 oldest
+  EXPECT_TRUE(c.insert_ste(3, desc(3)));     // evicts 2
+  EXPECT_EQ(stes(c), (SidSet{1, 3}));
+  EXPECT_EQ(c.stats().ste.hits, 3u);
+}
+
 TEST(ConfigCache, StaleDescriptorServedUntilInvalidated) {
   ConfigCache c(cfg(4, 4));
   c.insert_ste(7, desc(1));

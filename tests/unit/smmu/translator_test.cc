@@ -149,6 +149,36 @@ TEST_F(TranslatorTest, StaleConfigIsServedUntilInvalidated) {
   EXPECT_EQ(translate(3, 0x4000'0000).kind, TranslationResult::Kind::kAbort);
 }
 
+// The decoded STE/CD is reused while the cache entry it came from is
+// unchanged; an entry replaced in place (same address, other words) must be
+// decoded again.
+TEST_F(TranslatorTest, CachedDescriptorReplacedInPlaceIsDecodedAgain) {
+  ASSERT_TRUE(translate(3, 0x4000'0000).ok());
+  const CachedDescriptor* before = translator_.config_cache().lookup_ste(3);
+  DecodedSte abort_ste;
+  abort_ste.config = ste::kAbort;
+  translator_.config_cache().insert_ste(3, encode_ste(abort_ste));
+  ASSERT_EQ(translator_.config_cache().lookup_ste(3), before);  // the same entry, new words
+  EXPECT_EQ(translate(3, 0x4000'0000).kind, TranslationResult::Kind::kAbort);
+
+  // The same for the CD: another ASID in place of the cached one.
+  DecodedSte s;
+  s.config = ste::kS1Trans;
+  s.s1_context_ptr = kCd;
+  translator_.config_cache().insert_ste(3, encode_ste(s));
+  ASSERT_TRUE(translate(3, 0x4000'0000).ok());
+  DecodedCd c;
+  c.t0sz = 16;
+  c.granule = Granule::k4K;
+  c.ips_bits = 48;
+  c.asid = 6;
+  c.ttb0 = tables_.ttb();
+  translator_.config_cache().insert_cd(3, 0, encode_cd(c));
+  const uint64_t misses = counter("smmu.tlb.misses");
+  ASSERT_TRUE(translate(3, 0x4000'0000).ok());
+  EXPECT_EQ(counter("smmu.tlb.misses"), misses + 1);  // ASID 6 has no TLB entry yet
+}
+
 TEST_F(TranslatorTest, ConcurrentWalksQueueForTheWalker) {
   // Warm the config cache so both translations only walk.
   ASSERT_TRUE(translate(3, 0x4000'0000).ok());
