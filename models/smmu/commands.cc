@@ -80,11 +80,11 @@ bool is_tlbi_by_address(Opcode op) {
 unsigned pa_top_bit(const SmmuFeatures& f) { return f.arch_minor == 0 ? 47 : 51; }
 
 // The bits of a command of `op` that hold fields; every other bit is RES0.
-CommandWords defined_bits(Opcode op, const SmmuFeatures& f) {
+CommandWords defined_bits_of(Opcode op, unsigned pa_top) {
   using namespace cmd;
   // IPA[pa_top:12] sits at [pa_top + 64:76]; MSIAddress[pa_top:2] at [pa_top + 64:66].
-  const CommandField ipa{pa_top_bit(f) + 64, 76};
-  const CommandField msi_addr{pa_top_bit(f) + 64, 66};
+  const CommandField ipa{pa_top + 64, 76};
+  const CommandField msi_addr{pa_top + 64, 66};
   switch (op) {
     case Opcode::kPrefetchConfig: return mask_of({kOpcode, kSsec, kSsv, kSsid, kSid});
     // Bits [75:69] hold Stride and NS (4.2.2); they are not checked.
@@ -111,6 +111,19 @@ CommandWords defined_bits(Opcode op, const SmmuFeatures& f) {
     case Opcode::kCmdSync: return mask_of({kOpcode, kSyncCs, kSyncMsh, kSyncMsiAttr, kSyncMsiData, msi_addr});
   }
   return mask_of({kOpcode});
+}
+
+// defined_bits_of for every opcode byte, per PA size (47 or 51: the only
+// thing of the features it depends on), built once: a decode reads it.
+const CommandWords& defined_bits(Opcode op, const SmmuFeatures& f) {
+  using Table = std::array<CommandWords, 256>;
+  auto build = [](unsigned pa_top) {
+    Table t{};
+    for (const OpcodeInfo& o : kOpcodes) t[static_cast<uint8_t>(o.op)] = defined_bits_of(o.op, pa_top);
+    return t;
+  };
+  static const Table pa48 = build(47), pa52 = build(51);
+  return (pa_top_bit(f) == 47 ? pa48 : pa52)[static_cast<uint8_t>(op)];
 }
 
 bool has_ssec(Opcode op) {
@@ -262,13 +275,13 @@ CommandDecode decode_command(const CommandWords& words, const SmmuFeatures& f, c
   const Opcode op = *known;
   Command& c = d.command;
   c.opcode = op;
-  const std::string name = opcode_name(op);
+  const char* const name = opcode_name(op);  // made a string only on the error paths
 
-  if (const char* why = missing_feature(op, f)) return illegal(d, name + " " + why);
+  if (const char* why = missing_feature(op, f)) return illegal(d, std::string(name) + " " + why);
   // 4.1.6: SSec == 1 on the Non-secure Command queue is ILLEGAL, whether or
   // not Secure state is supported.
   if (has_ssec(op) && get(words, cmd::kSsec))
-    return illegal(d, name + ": SSec == 1 on the Non-secure Command queue (IHI 0070 4.1.6)");
+    return illegal(d, std::string(name) + ": SSec == 1 on the Non-secure Command queue (IHI 0070 4.1.6)");
 
   CommandWords w = words;  // the fields to decode: RES0 bits cleared when ignored
   if (is_tlbi_by_address(op)) {
@@ -276,22 +289,22 @@ CommandDecode decode_command(const CommandWords& words, const SmmuFeatures& f, c
     // 4.4.1.1: NUM, SCALE, TG and TTL are RES0 when SMMU_IDR3.RIL == 0.
     if (!f.ril && range_fields) {
       if (opts.reject_nonzero_res0)
-        return illegal(d, name + ": TG/TTL/NUM/SCALE are RES0 when SMMU_IDR3.RIL == 0 (IHI 0070 4.4.1.1); "
+        return illegal(d, std::string(name) + ": TG/TTL/NUM/SCALE are RES0 when SMMU_IDR3.RIL == 0 (IHI 0070 4.4.1.1); "
                                  "detected as a malformed command (IHI 0070 4.1.5)");
       for (CommandField fld : {cmd::kNum, cmd::kScale, cmd::kTg, cmd::kTtl}) put(w, fld, 0);
     }
     // 4.4.1.1: NUM, SCALE and TTL are RES0 when TG == 0.
     if (f.ril && get(w, cmd::kTg) == 0 && (get(w, cmd::kNum) || get(w, cmd::kScale) || get(w, cmd::kTtl))) {
       if (opts.reject_nonzero_res0)
-        return illegal(d, name + ": NUM/SCALE/TTL are RES0 when TG == 0 (IHI 0070 4.4.1.1); detected as a "
+        return illegal(d, std::string(name) + ": NUM/SCALE/TTL are RES0 when TG == 0 (IHI 0070 4.4.1.1); detected as a "
                                  "malformed command (IHI 0070 4.1.5)");
       for (CommandField fld : {cmd::kNum, cmd::kScale, cmd::kTtl}) put(w, fld, 0);
     }
   }
-  const CommandWords defined = defined_bits(op, f);
+  const CommandWords& defined = defined_bits(op, f);
   const CommandWords res0{w[0] & ~defined[0], w[1] & ~defined[1]};
   if (res0[0] || res0[1]) {
-    if (opts.reject_nonzero_res0) return illegal(d, name + ": " + res0_reason(op, lowest_bit(res0)));
+    if (opts.reject_nonzero_res0) return illegal(d, std::string(name) + ": " + res0_reason(op, lowest_bit(res0)));
     w = {w[0] & defined[0], w[1] & defined[1]};
   }
 
@@ -373,7 +386,7 @@ CommandDecode decode_command(const CommandWords& words, const SmmuFeatures& f, c
     case Opcode::kCmdSync: {
       const uint64_t cs = get(w, cmd::kSyncCs);
       // 4.7.3: CS == 0b11 is Reserved and causes CERROR_ILL.
-      if (cs == 3) return illegal(d, name + ": CS == 0b11 is Reserved (IHI 0070 4.7.3)");
+      if (cs == 3) return illegal(d, std::string(name) + ": CS == 0b11 is Reserved (IHI 0070 4.7.3)");
       c.cs = static_cast<SyncCs>(cs);
       c.msh = static_cast<uint8_t>(get(w, cmd::kSyncMsh));
       c.msi_attr = static_cast<uint8_t>(get(w, cmd::kSyncMsiAttr));
@@ -402,13 +415,13 @@ CommandDecode decode_command(const CommandWords& words, const SmmuFeatures& f, c
     // as TTL == 0b00, so it is Reserved too.
     const bool ttl_zero = c.ttl == 0 || (c.tg == 2 && c.ttl == 1);
     if (c.num == 0 && c.scale == 0 && ttl_zero)
-      return illegal(d, name + (c.ttl == 0 ? ": TG != 0 with NUM == SCALE == 0 and TTL == 0 is Reserved"
+      return illegal(d, std::string(name) + (c.ttl == 0 ? ": TG != 0 with NUM == SCALE == 0 and TTL == 0 is Reserved"
                                            : ": TG == 16K with TTL == 0b01 (treated as 0b00 without "
                                              "SMMU_IDR5.DS) and NUM == SCALE == 0 is Reserved") +
                             " (IHI 0070 4.4.1.1)");
   }
   if (op == Opcode::kPriResp && c.pri_resp == 3)
-    return illegal(d, name + ": Resp == 0b11 is Reserved, ILLEGAL (IHI 0070 4.5.2)");
+    return illegal(d, std::string(name) + ": Resp == 0b11 is Reserved, ILLEGAL (IHI 0070 4.5.2)");
   return d;
 }
 
