@@ -23,17 +23,8 @@ class TranslatorTest : public ::testing::Test {
       : mem_(kBase, 16 << 20, kLatency),
         tables_(mem_, 1, 12, 48, 0, kTables, kTables + (4 << 20)),
         translator_(mem_, SmmuFeatures::v3_3_profile(), config(), stats_, "smmu") {
-    DecodedSte s;
-    s.config = ste::kS1Trans;
-    s.s1_context_ptr = kCd;
-    put_ste(3, s);
-    DecodedCd c;
-    c.t0sz = 16;
-    c.granule = Granule::k4K;
-    c.ips_bits = 48;
-    c.asid = 5;
-    c.ttb0 = tables_.ttb();
-    put_cd(kCd, c);
+    put_ste(3, s1_ste());
+    put_cd(kCd, cd(5));
     tables_.map(0x4000'0000, 0x9000'0000, 3);
     tables_.map(0x4020'0000, 0x9020'0000, 2);  // a 2 MiB block
     test::LeafBits ro;
@@ -41,6 +32,22 @@ class TranslatorTest : public ::testing::Test {
     tables_.map(0x4000'1000, 0x9000'5000, 3, ro);
   }
 
+  // Stream 3's STE (stage 1, its CD at kCd) and a CD of `asid` over the tables.
+  static DecodedSte s1_ste() {
+    DecodedSte s;
+    s.config = ste::kS1Trans;
+    s.s1_context_ptr = kCd;
+    return s;
+  }
+  DecodedCd cd(uint16_t asid) {
+    DecodedCd c;
+    c.t0sz = 16;
+    c.granule = Granule::k4K;
+    c.ips_bits = 48;
+    c.asid = asid;
+    c.ttb0 = tables_.ttb();
+    return c;
+  }
   static TranslatorConfig config() {
     TranslatorConfig c;
     c.walker_slots = 1;
@@ -162,18 +169,9 @@ TEST_F(TranslatorTest, CachedDescriptorReplacedInPlaceIsDecodedAgain) {
   EXPECT_EQ(translate(3, 0x4000'0000).kind, TranslationResult::Kind::kAbort);
 
   // The same for the CD: another ASID in place of the cached one.
-  DecodedSte s;
-  s.config = ste::kS1Trans;
-  s.s1_context_ptr = kCd;
-  translator_.config_cache().insert_ste(3, encode_ste(s));
+  translator_.config_cache().insert_ste(3, encode_ste(s1_ste()));
   ASSERT_TRUE(translate(3, 0x4000'0000).ok());
-  DecodedCd c;
-  c.t0sz = 16;
-  c.granule = Granule::k4K;
-  c.ips_bits = 48;
-  c.asid = 6;
-  c.ttb0 = tables_.ttb();
-  translator_.config_cache().insert_cd(3, 0, encode_cd(c));
+  translator_.config_cache().insert_cd(3, 0, encode_cd(cd(6)));
   const uint64_t misses = counter("smmu.tlb.misses");
   ASSERT_TRUE(translate(3, 0x4000'0000).ok());
   EXPECT_EQ(counter("smmu.tlb.misses"), misses + 1);  // ASID 6 has no TLB entry yet
