@@ -275,13 +275,14 @@ CommandDecode decode_command(const CommandWords& words, const SmmuFeatures& f, c
   const Opcode op = *known;
   Command& c = d.command;
   c.opcode = op;
-  const char* const name = opcode_name(op);  // made a string only on the error paths
+  // The opcode's name leads every reason; made a string only on these paths.
+  auto illegal_op = [&](const std::string& why) { return illegal(d, opcode_name(op) + why); };
 
-  if (const char* why = missing_feature(op, f)) return illegal(d, std::string(name) + " " + why);
+  if (const char* why = missing_feature(op, f)) return illegal_op(std::string(" ") + why);
   // 4.1.6: SSec == 1 on the Non-secure Command queue is ILLEGAL, whether or
   // not Secure state is supported.
   if (has_ssec(op) && get(words, cmd::kSsec))
-    return illegal(d, std::string(name) + ": SSec == 1 on the Non-secure Command queue (IHI 0070 4.1.6)");
+    return illegal_op(": SSec == 1 on the Non-secure Command queue (IHI 0070 4.1.6)");
 
   CommandWords w = words;  // the fields to decode: RES0 bits cleared when ignored
   if (is_tlbi_by_address(op)) {
@@ -289,22 +290,22 @@ CommandDecode decode_command(const CommandWords& words, const SmmuFeatures& f, c
     // 4.4.1.1: NUM, SCALE, TG and TTL are RES0 when SMMU_IDR3.RIL == 0.
     if (!f.ril && range_fields) {
       if (opts.reject_nonzero_res0)
-        return illegal(d, std::string(name) + ": TG/TTL/NUM/SCALE are RES0 when SMMU_IDR3.RIL == 0 (IHI 0070 4.4.1.1); "
-                                 "detected as a malformed command (IHI 0070 4.1.5)");
+        return illegal_op(": TG/TTL/NUM/SCALE are RES0 when SMMU_IDR3.RIL == 0 (IHI 0070 4.4.1.1); "
+                          "detected as a malformed command (IHI 0070 4.1.5)");
       for (CommandField fld : {cmd::kNum, cmd::kScale, cmd::kTg, cmd::kTtl}) put(w, fld, 0);
     }
     // 4.4.1.1: NUM, SCALE and TTL are RES0 when TG == 0.
     if (f.ril && get(w, cmd::kTg) == 0 && (get(w, cmd::kNum) || get(w, cmd::kScale) || get(w, cmd::kTtl))) {
       if (opts.reject_nonzero_res0)
-        return illegal(d, std::string(name) + ": NUM/SCALE/TTL are RES0 when TG == 0 (IHI 0070 4.4.1.1); detected as a "
-                                 "malformed command (IHI 0070 4.1.5)");
+        return illegal_op(": NUM/SCALE/TTL are RES0 when TG == 0 (IHI 0070 4.4.1.1); detected as a "
+                          "malformed command (IHI 0070 4.1.5)");
       for (CommandField fld : {cmd::kNum, cmd::kScale, cmd::kTtl}) put(w, fld, 0);
     }
   }
   const CommandWords& defined = defined_bits(op, f);
   const CommandWords res0{w[0] & ~defined[0], w[1] & ~defined[1]};
   if (res0[0] || res0[1]) {
-    if (opts.reject_nonzero_res0) return illegal(d, std::string(name) + ": " + res0_reason(op, lowest_bit(res0)));
+    if (opts.reject_nonzero_res0) return illegal_op(": " + res0_reason(op, lowest_bit(res0)));
     w = {w[0] & defined[0], w[1] & defined[1]};
   }
 
@@ -386,7 +387,7 @@ CommandDecode decode_command(const CommandWords& words, const SmmuFeatures& f, c
     case Opcode::kCmdSync: {
       const uint64_t cs = get(w, cmd::kSyncCs);
       // 4.7.3: CS == 0b11 is Reserved and causes CERROR_ILL.
-      if (cs == 3) return illegal(d, std::string(name) + ": CS == 0b11 is Reserved (IHI 0070 4.7.3)");
+      if (cs == 3) return illegal_op(": CS == 0b11 is Reserved (IHI 0070 4.7.3)");
       c.cs = static_cast<SyncCs>(cs);
       c.msh = static_cast<uint8_t>(get(w, cmd::kSyncMsh));
       c.msi_attr = static_cast<uint8_t>(get(w, cmd::kSyncMsiAttr));
@@ -415,13 +416,13 @@ CommandDecode decode_command(const CommandWords& words, const SmmuFeatures& f, c
     // as TTL == 0b00, so it is Reserved too.
     const bool ttl_zero = c.ttl == 0 || (c.tg == 2 && c.ttl == 1);
     if (c.num == 0 && c.scale == 0 && ttl_zero)
-      return illegal(d, std::string(name) + (c.ttl == 0 ? ": TG != 0 with NUM == SCALE == 0 and TTL == 0 is Reserved"
-                                           : ": TG == 16K with TTL == 0b01 (treated as 0b00 without "
-                                             "SMMU_IDR5.DS) and NUM == SCALE == 0 is Reserved") +
-                            " (IHI 0070 4.4.1.1)");
+      return illegal_op(std::string(c.ttl == 0 ? ": TG != 0 with NUM == SCALE == 0 and TTL == 0 is Reserved"
+                                               : ": TG == 16K with TTL == 0b01 (treated as 0b00 without "
+                                                 "SMMU_IDR5.DS) and NUM == SCALE == 0 is Reserved") +
+                        " (IHI 0070 4.4.1.1)");
   }
   if (op == Opcode::kPriResp && c.pri_resp == 3)
-    return illegal(d, std::string(name) + ": Resp == 0b11 is Reserved, ILLEGAL (IHI 0070 4.5.2)");
+    return illegal_op(": Resp == 0b11 is Reserved, ILLEGAL (IHI 0070 4.5.2)");
   return d;
 }
 

@@ -153,7 +153,9 @@ class Translator {
     // decode_cd's S1STALLD argument keeps its default, as for a fetched CD.
     return cd_memo_.get(raw, config_cache_.cd_version(), caps_, decode_cd_default);
   }
-  static DecodeResult decode_cd_default(const CdWords& w, const SmmuCaps& c, DecodedCd* d) { return decode_cd(w, c, d); }
+  static DecodeResult decode_cd_default(const CdWords& w, const SmmuCaps& c, DecodedCd* d) {
+    return decode_cd(w, c, d);
+  }
   template <typename Words, typename Decoded>
   struct DecodeMemo {
     bool valid = false;
