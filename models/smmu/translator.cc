@@ -385,7 +385,7 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   const uint16_t vmid = sc.ste->s2_vmid;
   const uint16_t asid = kind == StageKind::kStage2 ? 0 : sc.cd->asid;
   Tlb* micro = micro_tlb(req.port);
-  // The port's micro-TLB, then the main TLB (returned without a copy).
+  // The port's micro-TLB, then the main TLB (its result returned in place).
   auto lookup_tlbs = [&]() -> std::optional<TlbHit> {
     if (micro) {
       t += micro_tlb_lookup_ps_;

@@ -165,7 +165,7 @@ class Translator {
     Decoded decoded{};
     const Decoded& get(const Words& words, uint64_t cache_version, const SmmuCaps& caps,
                        DecodeResult (*decode)(const Words&, const SmmuCaps&, Decoded*)) {
-      if (valid && at == &words && version == cache_version) return decoded;
+      if (at == &words && version == cache_version) return decoded;  // at is set only once decoded
       return refresh(words, cache_version, caps, decode);
     }
     const Decoded& refresh(const Words& words, uint64_t cache_version, const SmmuCaps& caps,
