@@ -13,6 +13,8 @@
 #include <ctime>
 #include <stdexcept>
 
+#include "common/tlm_time.h"
+
 namespace smmu_vp {
 
 namespace {
@@ -83,7 +85,7 @@ void hard_stop(CpuCore::StopKind kind, int signo, int code, uintptr_t addr, uint
   }
   if (g.main_armed) {
     g.main_armed = 0;
-    g.main_fault = CpuCore::Fault{kind, signo, code, addr, pc, sc_core::sc_time_stamp().value(), false};
+    g.main_fault = CpuCore::Fault{kind, signo, code, addr, pc, now_ps(), false};
     siglongjmp(g.main_escape, 1);
   }
 }

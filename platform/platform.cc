@@ -136,7 +136,10 @@ void Platform::simulate(RunResult& r, const std::function<void(const Progress&)>
                   " core(s) still run: every one waits for an event nothing will send (WFI with no interrupt coming?)";
       break;
     }
-    sc_core::sc_start(ps_to_sc(std::min(slice, limit - now)));
+    // Up to the last rank of the slice's last picosecond (common/tlm_time.h):
+    // a slice holds whole picoseconds, so where it ends moves no result.
+    const uint64_t end = (std::min(slice, limit - now) + now + 1) * kRanksPerPs - 1;
+    sc_core::sc_start(sc_core::sc_time::from_value(end - sc_core::sc_time_stamp().value()));
     if (sc_core::sc_get_status() == sc_core::SC_STOPPED) {
       r.status = failed_ ? RunResult::Status::kAppFailed : RunResult::Status::kCompleted;
       break;

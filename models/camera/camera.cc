@@ -15,9 +15,9 @@ constexpr uint64_t kPageBytes = 4096;
 
 // The slot that frees first.
 Ps& earliest(std::vector<Ps>& slots) { return *std::min_element(slots.begin(), slots.end()); }
-void wait_until(Ps at) {
-  const Ps now = now_ps();
-  if (at > now) sc_core::wait(ps_to_sc(at - now));
+// A thread's timed wait at its rank (common/tlm_time.h).
+void wait_until(Ps at, const TimeRank& rank) {
+  if (at > now_ps()) sc_core::wait(rank.until(at));
 }
 
 CameraCore::Params core_params(const CameraConfig& c) {
@@ -72,7 +72,7 @@ void Camera::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& dela
     std::memcpy(&v, trans.get_data_ptr(), len);
     CameraCore::Effects fx;
     a = core_.write(trans.get_address(), len, v, &fx);
-    if (fx.started) start_.notify(delay);  // the stream starts when the write lands
+    if (fx.started) start_.notify(start_rank_.after(delay));  // the stream starts when the write lands
   }
   switch (a) {
     case CameraCore::Access::kOk: trans.set_response_status(tlm::TLM_OK_RESPONSE); break;
@@ -101,7 +101,7 @@ void Camera::sensor_thread() {
     started_once_ = true;
     for (uint64_t n = 0;; ++n) {
       const Ps s = t0 + core_.frame_offset(n);
-      wait_until(s);
+      wait_until(s, sensor_rank_);
       if (!core_.enabled()) break;  // stops at a frame boundary
       const CamFrame f = core_.start_frame(s);
       if (!f.has_buffer) {
@@ -113,7 +113,7 @@ void Camera::sensor_thread() {
       if (trace_) begin_frame_slice(f);
       for (uint32_t y = 0; y < core_.height(); ++y) {
         const Ps p = s + core_.line_offset(y);
-        wait_until(p);
+        wait_until(p, sensor_rank_);
         produce(seq, y, p);
       }
     }
@@ -148,7 +148,7 @@ void Camera::dma_thread() {
     // the same line while the engine waits.
     const FifoLine l = lines_[written_];
     const Ps start = std::max(l.produced, dma_free_);
-    wait_until(start);
+    wait_until(start, dma_rank_);
     write_line(l, start);
   }
 }
@@ -201,7 +201,7 @@ void Camera::resolve(uint64_t seq, Ps at) {
 void Camera::done_thread() {
   for (;;) {
     while (done_.empty()) sc_core::wait(done_kick_);
-    wait_until(done_.front().done_at);
+    wait_until(done_.front().done_at, done_rank_);
     const CamFrame f = done_.front();
     done_.pop_front();
     core_.complete_frame(f);

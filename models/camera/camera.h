@@ -32,6 +32,7 @@
 #include "camera/camera_core.h"
 #include "common/irq_sink.h"
 #include "common/stats.h"
+#include "common/tlm_time.h"
 #include "common/trace.h"
 
 namespace smmu_vp {
@@ -108,6 +109,8 @@ class Camera : public sc_core::sc_module {
   StatsRegistry& stats_;
   tlm::tlm_generic_payload line_trans_, msi_trans_;  // each carries the StreamID extension
   sc_core::sc_event start_, dma_kick_, done_kick_;
+  // The same-time order (common/tlm_time.h) of the threads' timed waits and start_'s timed notification.
+  TimeRank sensor_rank_, dma_rank_, done_rank_, start_rank_;
   std::map<uint64_t, CamFrame> frames_;  // started with a buffer, not yet complete, by sequence number
   // The line FIFO: lines_[0 .. written_) are written and leave at leave_[i];
   // the rest wait for the DMA.

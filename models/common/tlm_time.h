@@ -1,21 +1,31 @@
-// Conversions between model-core picoseconds and SystemC time.
+// Conversions between model-core picoseconds and SystemC time, and the order
+// of events due at the same picosecond.
 //
-// Integers end to end: SystemC's time is a count of resolution ticks, and the
-// platform keeps the default resolution (1 ps), so a conversion is one
-// multiplication or division by a constant read once, instead of
-// sc_time(double, unit)'s floating-point scaling and table lookups on every
-// access. The results are the same as that constructor's for any time below
-// hours of simulated time.
+// Integers end to end: SystemC's time is a count of resolution ticks, so a
+// conversion is one multiplication or division by a constant read once,
+// instead of sc_time(double, unit)'s floating-point scaling and table lookups
+// on every access.
+//
+// Same-time order (docs/architecture.md, "Same-time order"). SystemC resumes
+// two processes due at the same instant in an order its timed-event heap's
+// history decides, so a change that only adds or removes a wait somewhere
+// (a speed change) could swap them and move results. The platform therefore
+// runs SystemC at a 1 fs resolution (use_ranked_time(), first thing in every
+// sc_main) and puts every timed wait and timed notification of a model at
+// t ps + its rank in fs: a number fixed per waiting process or notified
+// event, handed out in construction order. Model time stays whole
+// picoseconds (sc_to_ps drops the rank); within one picosecond, ranked
+// wake-ups run in rank order, each with its delta cycles before the next.
 #pragma once
 
+#include <stdexcept>
 #include <systemc>
 
 #include "common/sim_time.h"
 
 namespace smmu_vp {
 
-// Resolution ticks per picosecond (1 unless a model set a finer resolution
-// before elaboration; SystemC freezes the resolution at the first use).
+// Resolution ticks per picosecond.
 inline uint64_t sc_ticks_per_ps() {
   static const uint64_t ticks = sc_core::sc_time(1, sc_core::SC_PS).value();
   return ticks;
@@ -23,5 +33,42 @@ inline uint64_t sc_ticks_per_ps() {
 inline sc_core::sc_time ps_to_sc(Ps ps) { return sc_core::sc_time::from_value(ps * sc_ticks_per_ps()); }
 inline Ps sc_to_ps(const sc_core::sc_time& t) { return static_cast<Ps>(t.value() / sc_ticks_per_ps()); }
 inline Ps now_ps() { return sc_to_ps(sc_core::sc_time_stamp()); }
+
+constexpr uint64_t kRanksPerPs = 1000;  // 1 fs resolution
+// Simulated time SystemC can count at 1 fs in 64 bits, with a margin.
+constexpr Ps kMaxRankedPs = Ps{18000} * 1000 * 1000 * 1000 * 1000;  // 18000 s
+
+// Sets SystemC's resolution to 1 fs. Call before any sc_time is made (SystemC
+// fixes the resolution at the first), i.e. first in sc_main.
+inline void use_ranked_time() { sc_core::sc_set_time_resolution(1, sc_core::SC_FS); }
+
+class TimeRank {
+ public:
+  // The next rank (1, 2, ...: 0 is left to the run's own slice ends).
+  TimeRank() : fs_(next()) {}
+
+  // The delay from now to picosecond t at this rank; zero (a delta cycle, as
+  // a zero wait always was) when t is not after the current picosecond.
+  sc_core::sc_time until(Ps t) const {
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    if (t <= now / kRanksPerPs) return sc_core::SC_ZERO_TIME;
+    return sc_core::sc_time::from_value(t * kRanksPerPs + fs_ - now);
+  }
+  // The same for a delay annotated on a transaction (it lands then).
+  sc_core::sc_time after(const sc_core::sc_time& delay) const { return until(now_ps() + sc_to_ps(delay)); }
+
+  uint64_t value() const { return fs_; }
+
+ private:
+  static uint64_t next() {
+    static uint64_t last = 0;
+    if (sc_ticks_per_ps() != kRanksPerPs)
+      throw std::logic_error("SystemC's time resolution is not 1 fs: call use_ranked_time() first in sc_main");
+    if (last + 1 >= kRanksPerPs)
+      throw std::length_error("more than 999 ranked processes and events: the same-time order has no room left");
+    return ++last;
+  }
+  uint64_t fs_;
+};
 
 }  // namespace smmu_vp

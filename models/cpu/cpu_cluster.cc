@@ -102,7 +102,7 @@ void CpuCore::run() {
     failure_ = describe_fault();
   }
   current_ = this;
-  qk_.sync();
+  wait_local_time();
   current_ = this;
   finished_ = true;
   finish_time_ = now_ps();
@@ -269,8 +269,15 @@ void CpuCore::advance(Ps ps) {
   if (qk_.need_sync()) sync();
 }
 
+// The quantum keeper's sync(), at this core's rank: wait out the local time,
+// then start the next quantum.
+void CpuCore::wait_local_time() {
+  sc_core::wait(rank_.until(now()));
+  qk_.reset();
+}
+
 void CpuCore::sync_now() {
-  qk_.sync();
+  wait_local_time();
   after_wait();
   if (!irq_masked_) take_interrupts();
 }
@@ -415,7 +422,7 @@ unsigned CpuCore::skip_polls(uint64_t left) {
       j = std::max(stop, at_t);
       break;
     }
-    const sc_core::sc_time until = ps_to_sc(g0 + stop * period - t);
+    const sc_core::sc_time until = rank_.until(g0 + stop * period);
     if (irq_masked_) sc_core::wait(until, poll_wake_);
     else sc_core::wait(until, poll_wake_or_irq_);
     after_wait();
@@ -466,7 +473,7 @@ void CpuCore::wfe() {
     // The event stream ticks on a global grid, so wake-ups are deterministic.
     const Ps period = ns_to_ps(stream_ns);
     const Ps next_tick = (t0 / period + 1) * period;
-    sc_core::wait(ps_to_sc(next_tick - t0), wake);
+    sc_core::wait(rank_.until(next_tick), wake);
   } else {
     sc_core::wait(wake);
   }
@@ -492,7 +499,7 @@ void CpuCore::wfi() {
     const Ps t = now();
     if (pending <= t) break;
     if (pending == InterruptControllerCore::kNotPending) sc_core::wait(cluster_.intc().wake_event(id_));
-    else sc_core::wait(ps_to_sc(pending - t), cluster_.intc().wake_event(id_));
+    else sc_core::wait(rank_.until(pending), cluster_.intc().wake_event(id_));
     after_wait();
   }
   asleep_ = false;

@@ -28,6 +28,7 @@
 
 #include "common/sim_time.h"
 #include "common/stats.h"
+#include "common/tlm_time.h"
 #include "common/trace.h"
 #include "cpu/coherence.h"
 #include "cpu/interrupt_controller.h"
@@ -185,6 +186,7 @@ class CpuCore : public sc_core::sc_module {
   int run_program();
   void on_stop_request();
   void sync_now();
+  void wait_local_time();
   void find_stack_guard();
   std::string describe_fault() const;
   void take_interrupts();
@@ -209,6 +211,7 @@ class CpuCore : public sc_core::sc_module {
   Ps cycle_ps_;
   uint64_t cfg_cpu_relax_cycles_;
   tlm_utils::tlm_quantumkeeper qk_;
+  TimeRank rank_;  // where this core's timed waits fall within a picosecond
   tlm::tlm_generic_payload trans_;
   std::function<int()> entry_;
   std::string label_;

@@ -20,12 +20,13 @@ InterruptController::InterruptController(sc_core::sc_module_name name, unsigned 
       coalesced_(stats.counter(std::string(basename()) + ".coalesced")) {
   socket.register_b_transport(this, &InterruptController::b_transport);
   for (unsigned c = 0; c < cpus; ++c) wake_.push_back(std::make_unique<sc_core::sc_event>());
+  wake_rank_.resize(cpus);
 }
 
 void InterruptController::raise(unsigned line, Ps at, const char* how) {
   core_.raise(line, at);
-  const Ps now = now_ps();
-  wake_[core_.target(line)]->notify(ps_to_sc(at > now ? at - now : 0));
+  const unsigned cpu = core_.target(line);
+  wake_[cpu]->notify(wake_rank_[cpu].until(at));
   if (trace_) trace_->instant(basename(), std::string(how) + " irq " + std::to_string(line), at, {{"line", line}});
 }
 

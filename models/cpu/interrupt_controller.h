@@ -17,6 +17,7 @@
 
 #include "common/irq_sink.h"
 #include "common/stats.h"
+#include "common/tlm_time.h"
 #include "common/trace.h"
 #include "cpu/interrupt_controller_core.h"
 
@@ -55,6 +56,7 @@ class InterruptController : public sc_core::sc_module, public IrqSink {
   InterruptControllerCore core_;
   sc_core::sc_time reg_latency_;
   std::vector<std::unique_ptr<sc_core::sc_event>> wake_;
+  std::vector<TimeRank> wake_rank_;  // the same-time order of each core's wake-up
   TraceSink* trace_;
   Counter& wired_;
   Counter& msi_;

@@ -57,7 +57,10 @@ void DmaEngine::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     a = core_.write(trans.get_address(), len, v, &started);
     if (core_.go_while_busy() != busy_before) go_while_busy_.add();
     // The channel starts when the register write lands, not before.
-    if (started >= 0) ch_[static_cast<unsigned>(started)].go.notify(delay);
+    if (started >= 0) {
+      Channel& c = ch_[static_cast<unsigned>(started)];
+      c.go.notify(c.go_rank.after(delay));
+    }
   }
   switch (a) {
     case DmaEngineCore::Access::kOk: trans.set_response_status(tlm::TLM_OK_RESPONSE); break;
@@ -108,7 +111,7 @@ void DmaEngine::channel_thread(unsigned ch) {
       const Ps at = slot_free[slot];
       // Stay within one quantum of the kernel so other masters interleave fairly.
       const Ps now = now_ps();
-      if (at > now + quantum) sc_core::wait(ps_to_sc(at - now));
+      if (at > now + quantum) sc_core::wait(c.rank.until(at));
       bool ok;
       const Ps data_ready = issue(t, false, job.src + off, bufs[slot].data(), n, at, &ok);
       if (!ok) { err = DMA_ERR_READ; break; }
@@ -118,8 +121,7 @@ void DmaEngine::channel_thread(unsigned ch) {
       done = std::max(done, written);
       moved += n;
     }
-    const Ps now = now_ps();
-    if (done > now) sc_core::wait(ps_to_sc(done - now));
+    if (done > now_ps()) sc_core::wait(c.rank.until(done));
     const Ps t_done = now_ps();
     core_.complete(ch, err, static_cast<uint32_t>(moved));
     ch_[ch].transfers->add();
@@ -146,8 +148,7 @@ void DmaEngine::signal_completion(unsigned ch) {
     t.clear_extension(&ext);
     if (!ok) msi_errors_.add();
     // The channel is not reusable before its MSI write has been accepted.
-    const Ps now = now_ps();
-    if (done > now) sc_core::wait(ps_to_sc(done - now));
+    if (done > now_ps()) sc_core::wait(ch_[ch].rank.until(done));
   }
 }
 

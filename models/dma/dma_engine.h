@@ -16,6 +16,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "common/stats.h"
+#include "common/tlm_time.h"
 #include "common/trace.h"
 #include "common/irq_sink.h"
 #include "dma/dma_engine_core.h"
@@ -51,6 +52,7 @@ class DmaEngine : public sc_core::sc_module {
   // thread never returns, so the module must own what it allocates.
   struct Channel {
     sc_core::sc_event go;
+    TimeRank go_rank, rank;  // of go's timed notifications and of the thread's timed waits (common/tlm_time.h)
     tlm::tlm_generic_payload trans;           // owns its StreamIdExtension
     std::vector<std::vector<uint8_t>> bufs;   // one burst buffer per outstanding slot
     std::vector<Ps> slot_free;                // when each slot's last write completes

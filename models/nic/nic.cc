@@ -69,9 +69,9 @@ void Nic::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
     NicCore::Effects fx;
     a = core_.write(trans.get_address(), len, v, &fx);
     // What the write sets in motion starts when it lands.
-    if (fx.rx_started) rx_start_.notify(delay);
-    if (fx.tx_doorbell) tx_kick_.notify(delay);
-    if (fx.irq_rearmed) irq_kick_.notify(delay);
+    if (fx.rx_started) rx_start_.notify(rx_start_rank_.after(delay));
+    if (fx.tx_doorbell) tx_kick_.notify(tx_kick_rank_.after(delay));
+    if (fx.irq_rearmed) irq_kick_.notify(irq_kick_rank_.after(delay));
   }
   switch (a) {
     case NicCore::Access::kOk: trans.set_response_status(tlm::TLM_OK_RESPONSE); break;
@@ -98,7 +98,7 @@ void Nic::rx_thread() {
     while (core_.rx_enabled()) {
       const RxFrame f = gen_.next();
       // One wait per frame: the engine decides with the registers as they are then.
-      if (f.last_byte > now_ps()) sc_core::wait(ps_to_sc(f.last_byte - now_ps()));
+      if (f.last_byte > now_ps()) sc_core::wait(rx_rank_.until(f.last_byte));
       if (!core_.rx_enabled()) break;
       rx_offered_.add();
       receive(f);
@@ -119,7 +119,7 @@ void Nic::receive(const RxFrame& f) {
   }
   // Store and forward: the DMA engine takes frames in order, when it is free.
   Ps start = std::max(f.last_byte, rx_engine_free_);
-  if (start > now_ps()) sc_core::wait(ps_to_sc(start - now_ps()));
+  if (start > now_ps()) sc_core::wait(rx_rank_.until(start));
   start += ns_to_ps(cfg_.per_packet_ns);
   Ps leave = start;
   const int qi = core_.rss_queue(f.flow);
@@ -302,7 +302,7 @@ bool Nic::send_one(unsigned q) {
   while (tx_on_wire_.size() >= cfg_.tx_frames_ahead) {
     const Ps t = tx_on_wire_.front();
     tx_on_wire_.pop_front();
-    if (t > now_ps()) sc_core::wait(ps_to_sc(t - now_ps()));
+    if (t > now_ps()) sc_core::wait(tx_rank_.until(t));
   }
   return true;
 }
@@ -338,8 +338,7 @@ Ps Nic::read_payload(uint64_t addr, uint8_t* data, uint32_t len, Ps at, bool* ok
 void Nic::schedule_irq(unsigned q) {
   const Ps due = core_.irq_due(q);
   if (due == NicCore::kNever) return;
-  const Ps now = now_ps();
-  irq_kick_.notify(ps_to_sc(due > now ? due - now : 0));
+  irq_kick_.notify(irq_kick_rank_.until(due));
 }
 
 void Nic::irq_thread() {
@@ -352,7 +351,7 @@ void Nic::irq_thread() {
       if (due <= now) raise_irq(q);
       else next = std::min(next, due);
     }
-    if (next != NicCore::kNever) irq_kick_.notify(ps_to_sc(next - now));
+    if (next != NicCore::kNever) irq_kick_.notify(irq_kick_rank_.until(next));
   }
 }
 

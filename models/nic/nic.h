@@ -29,6 +29,7 @@
 
 #include "common/irq_sink.h"
 #include "common/stats.h"
+#include "common/tlm_time.h"
 #include "common/trace.h"
 #include "nic/nic_core.h"
 #include "nic/nic_traffic.h"
@@ -108,6 +109,8 @@ class Nic : public sc_core::sc_module {
   StatsRegistry& stats_;
   tlm::tlm_generic_payload trans_;  // carries the StreamID extension
   sc_core::sc_event rx_start_, tx_kick_, irq_kick_;
+  // The same-time order (common/tlm_time.h) of the threads' timed waits and the events' timed notifications.
+  TimeRank rx_rank_, tx_rank_, rx_start_rank_, tx_kick_rank_, irq_kick_rank_;
   std::vector<std::deque<CachedDesc>> rx_cache_, tx_cache_;
   std::vector<uint8_t> rx_buf_, tx_buf_;
   std::vector<nic_desc> desc_buf_;

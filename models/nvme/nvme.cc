@@ -13,10 +13,6 @@ namespace {
 // The slot that frees first.
 Ps& earliest(std::vector<Ps>& slots) { return *std::min_element(slots.begin(), slots.end()); }
 Ps us_to_ps(double us) { return ns_to_ps(us * 1000.0); }
-sc_core::sc_time after(Ps at) {
-  const Ps now = now_ps();
-  return ps_to_sc(at > now ? at - now : 0);
-}
 
 NvmeCore::Params core_params(const NvmeConfig& c, const char* name) {
   NvmeCore::Params p;
@@ -73,8 +69,8 @@ void Nvme::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
     NvmeCore::Effects fx;
     a = core_.write(trans.get_address(), len, v, &fx);
     // What the write sets in motion starts when it lands.
-    if (fx.cc_changed) ctrl_kick_.notify(delay);
-    if (fx.reset) cq_kick_.notify(delay);  // completions of deleted queues are dropped
+    if (fx.cc_changed) ctrl_kick_.notify(ctrl_kick_rank_.after(delay));
+    if (fx.reset) cq_kick_.notify(cq_kick_rank_.after(delay));  // completions of deleted queues are dropped
     if (fx.sq >= 0) {
       const unsigned q = static_cast<unsigned>(fx.sq);
       std::vector<Ps>& r = rung_[q];
@@ -82,9 +78,9 @@ void Nvme::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
       if (r.size() != size) r.assign(size, 0);
       const Ps t = now_ps() + sc_to_ps(delay);
       for (uint32_t i = fx.sq_from; i != fx.sq_to; i = (i + 1) % size) r[i] = t;
-      sq_kick_.notify(delay);
+      sq_kick_.notify(sq_kick_rank_.after(delay));
     }
-    if (fx.cq_doorbell) cq_kick_.notify(delay);
+    if (fx.cq_doorbell) cq_kick_.notify(cq_kick_rank_.after(delay));
     for (unsigned vec = 0; vec < 32; ++vec)
       if ((fx.unmasked_pending >> vec) & 1u) raise_wired(vec, now_ps() + sc_to_ps(delay));
   }
@@ -120,7 +116,7 @@ void Nvme::control_thread() {
         continue;
       }
       const Ps d = us_to_ps(t == NvmeCore::Transition::kEnabling ? cfg_.enable_us : kDisableUs);
-      sc_core::wait(ps_to_sc(d), ctrl_kick_);
+      sc_core::wait(ctrl_rank_.until(now_ps() + d), ctrl_kick_);
       // A CC write in the meantime starts the decision again.
       if (core_.cc_seq() != seq) continue;
       core_.finish_transition();
@@ -194,7 +190,7 @@ void Nvme::decode(std::unique_ptr<Command> cmd) {
 }
 
 void Nvme::schedule(std::unique_ptr<Command> cmd, Ps at) {
-  const sc_core::sc_time d = after(at);
+  const sc_core::sc_time d = io_kick_rank_.until(at);
   steps_.emplace(std::make_pair(at, step_seq_++), std::move(cmd));
   io_kick_.notify(d);
 }
@@ -207,7 +203,7 @@ void Nvme::io_thread() {
     }
     const Ps at = steps_.begin()->first.first;
     if (at > now_ps()) {
-      sc_core::wait(after(at), io_kick_);
+      sc_core::wait(io_rank_.until(at), io_kick_);
       continue;
     }
     auto node = steps_.extract(steps_.begin());
@@ -369,7 +365,7 @@ void Nvme::retire() {
 
 void Nvme::complete(Pending p) {
   p.seq = seq_++;
-  const sc_core::sc_time d = after(p.at);
+  const sc_core::sc_time d = cq_kick_rank_.until(p.at);
   pending_.push(p);
   cq_kick_.notify(d);
 }
@@ -413,7 +409,7 @@ void Nvme::completion_thread() {
       const NvmeCq* cq = core_.cq(cqid);
       if (posted && cq && cq->ien) raise(cq->iv, last);
     }
-    if (!pending_.empty()) sc_core::wait(after(pending_.top().at), cq_kick_);
+    if (!pending_.empty()) sc_core::wait(cq_rank_.until(pending_.top().at), cq_kick_);
     else sc_core::wait(cq_kick_);
   }
 }
@@ -437,7 +433,7 @@ void Nvme::raise_wired(unsigned vector, Ps at) {
     core_.latch_wired(vector);  // raised when INTMC clears the mask
     return;
   }
-  if (irq_) irq_->raise_line(cfg_.irq + vector, after(at));
+  if (irq_) irq_->raise_line(cfg_.irq + vector, ps_to_sc(at - std::min(at, now_ps())));
 }
 
 void Nvme::finalize() {

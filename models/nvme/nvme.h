@@ -33,6 +33,7 @@
 
 #include "common/irq_sink.h"
 #include "common/stats.h"
+#include "common/tlm_time.h"
 #include "common/trace.h"
 #include "nvme/nvme_core.h"
 
@@ -146,6 +147,8 @@ class Nvme : public sc_core::sc_module {
   StatsRegistry& stats_;
   tlm::tlm_generic_payload trans_;  // carries the StreamID extension
   sc_core::sc_event ctrl_kick_, sq_kick_, io_kick_, cq_kick_, drained_;
+  // The same-time order (common/tlm_time.h) of the threads' timed waits and the events' timed notifications.
+  TimeRank ctrl_rank_, io_rank_, cq_rank_, ctrl_kick_rank_, sq_kick_rank_, io_kick_rank_, cq_kick_rank_;
   unsigned rr_ = 0;                          // last SQ served
   std::vector<std::vector<Ps>> rung_;        // per SQ entry: its doorbell time
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;

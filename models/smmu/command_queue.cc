@@ -87,7 +87,7 @@ void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
   Ps done = std::max(now, last_completion_);
   if (hooks_.translations_drained) done = std::max(done, hooks_.translations_drained(now));
   done += ns_to_ps(timing_.sync_ns);
-  sc_core::wait(ps_to_sc(done - now));
+  sc_core::wait(rank_.until(done));
   regs_.set_cons(regs_.cons().advanced().value());
   syncs_.add();
   sync_latency_.record(done - issued);
@@ -146,13 +146,13 @@ void CommandQueueConsumer::consume() {
     fetches_.add();
     const uint64_t addr = regs_.base() + static_cast<uint64_t>(cons.index()) * 16;
     const bool ok = mem_.read(addr, words.data(), n * 16, now_ps(), &fetched);
-    sc_core::wait(ps_to_sc(fetched - now_ps()));
+    sc_core::wait(rank_.until(fetched));
     if (!ok) return stop_with_error(reg::cerror::kAbt, "CERROR_ABT");
 
     for (uint32_t i = 0; i < n; ++i) {
       const QueueIndex at = regs_.cons();
       const Ps issued = issued_at_[at.index()];
-      sc_core::wait(ps_to_sc(ns_to_ps(timing_.decode_ns)));
+      sc_core::wait(rank_.until(now_ps() + ns_to_ps(timing_.decode_ns)));
       const CommandDecode d = decode_command({words[2 * i], words[2 * i + 1]}, features_);
       if (!d.ok()) return stop_with_error(reg::cerror::kIll, "CERROR_ILL");
       commands_.add();
@@ -172,7 +172,7 @@ void CommandQueueConsumer::consume() {
         lane_waits_.add();
         lane_wait_.record(g.waited);
       }
-      sc_core::wait(ps_to_sc(g.start - now_ps()));
+      sc_core::wait(rank_.until(g.start));
       regs_.set_cons(at.advanced().value());
       if (trace_) {
         // Open until the lane is done with it: a run may end before.

@@ -22,6 +22,7 @@
 
 #include "common/resource.h"
 #include "common/stats.h"
+#include "common/tlm_time.h"
 #include "common/trace.h"
 #include "smmu/command_executor.h"
 #include "smmu/commands.h"
@@ -112,6 +113,7 @@ class CommandQueueConsumer : public sc_core::sc_module {
   std::vector<std::string> lane_tracks_;
   std::vector<LaneSlice> lane_slices_;
   sc_core::sc_event kick_;
+  TimeRank rank_;  // the same-time order of the consumer's timed waits (common/tlm_time.h)
   Resource& lanes_;
   Ps last_completion_ = 0;
   std::vector<Ps> issued_at_;  // per queue slot: when PROD made it visible

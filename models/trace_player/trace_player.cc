@@ -67,9 +67,9 @@ void TracePlayer::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
     // What the write sets in motion starts when it lands.
     if (fx.started) {
       core_.start(now_ps() + sc_to_ps(delay));
-      start_.notify(delay);
+      start_.notify(start_rank_.after(delay));
     }
-    if (fx.doorbell) doorbell_.notify(delay);
+    if (fx.doorbell) doorbell_.notify(doorbell_rank_.after(delay));
   }
   switch (a) {
     case TracePlayerCore::Access::kOk: trans.set_response_status(tlm::TLM_OK_RESPONSE); break;
@@ -111,7 +111,7 @@ void TracePlayer::worker_thread(unsigned wi) {
     const TracePlayerCore::Decision d = core_.next(now_ps());
     switch (d.kind) {
       case TracePlayerCore::Decision::kNotStarted: sc_core::wait(start_); break;
-      case TracePlayerCore::Decision::kWaitTime: sc_core::wait(ps_to_sc(d.at - now_ps())); break;
+      case TracePlayerCore::Decision::kWaitTime: sc_core::wait(w.rank.until(d.at)); break;
       case TracePlayerCore::Decision::kWaitMap: sc_core::wait(doorbell_); break;
       case TracePlayerCore::Decision::kAllTaken: return;
       case TracePlayerCore::Decision::kIssue: {
@@ -120,7 +120,7 @@ void TracePlayer::worker_thread(unsigned wi) {
         if (trace_ && !replay_slice_) replay_slice_ = trace_->begin(basename(), "replay", first_issue_);
         Ps done = t0;
         const bool ok = play(w, d.index, d.addr, &done);
-        if (done > now_ps()) sc_core::wait(ps_to_sc(done - now_ps()));
+        if (done > now_ps()) sc_core::wait(w.rank.until(done));
         core_.complete(d.index, ok);
         accesses_.add();
         latency_.record(done - t0);

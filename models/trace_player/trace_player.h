@@ -22,6 +22,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "common/stats.h"
+#include "common/tlm_time.h"
 #include "common/trace.h"
 #include "trace_player/trace_player_core.h"
 
@@ -50,6 +51,7 @@ class TracePlayer : public sc_core::sc_module {
   struct Worker {
     tlm::tlm_generic_payload trans;  // owns its StreamIdExtension
     std::vector<uint8_t> rbuf, wbuf;  // reads land in rbuf; writes send wbuf's zeros
+    TimeRank rank;                    // the same-time order of its timed waits (common/tlm_time.h)
   };
 
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -63,6 +65,7 @@ class TracePlayer : public sc_core::sc_module {
   StatsRegistry& stats_;
   std::vector<Worker> workers_;
   sc_core::sc_event start_, doorbell_, done_;
+  TimeRank start_rank_, doorbell_rank_;  // of their timed notifications
   Ps first_issue_ = UINT64_MAX, last_done_ = 0;
   TraceSink::SliceId replay_slice_ = 0;  // open from the first issue to the last completion
 

@@ -25,6 +25,7 @@
 #include "output/trace_writer.h"
 #include "platform.h"
 #include "apps/apps.h"
+#include "common/tlm_time.h"
 #include "cli/sweep.h"
 #include "cli/sweep_dist.h"
 #include "cli/trace_cmd.h"
@@ -268,6 +269,7 @@ std::string sweep_option_given(const CLI::App& sweep_cmd) {
 // SystemC's own main() calls sc_main with the command line.
 int sc_main(int argc, char** argv) {
   (void)kQuietSystemC;
+  smmu_vp::use_ranked_time();  // before any sc_time is made (common/tlm_time.h)
   // sc_stop() ends every run; SystemC need not announce it.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
 

@@ -144,7 +144,7 @@ constexpr const char* kConfig = R"json({
     "name": "bench",
     "description": "Google Benchmark suite running on core 0",
     "apps": [ { "app": "bench", "cores": [0] } ],
-    "stop": { "max_time_us": 1e12 }
+    "stop": { "max_time_us": 1e10 }
   }
 })json";
 
@@ -768,6 +768,7 @@ const hal_app kBenchApp = {"bench", "Google Benchmark suite (tests/bench/hal_ben
 // SystemC's own main() calls sc_main with the command line.
 int sc_main(int argc, char** argv) {
   (void)kQuietSystemC;
+  smmu_vp::use_ranked_time();  // before any sc_time is made (common/tlm_time.h)
   // sc_stop() ends the run; SystemC need not announce it.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
 

@@ -103,6 +103,9 @@ TEST(CameraModel, FrameCompletesOneFrameOfLinesAfterItsStart) {
     h.queue(buf, b.frame_bytes(), 42);
     h.wr(CAM_REG_CTRL, CAM_CTRL_EN | CAM_CTRL_IRQ_EN);
     t0 = now_ns();  // the write has landed: frame 0 starts now
+    // The sensor starts at this picosecond too, but after the host's wait in
+    // the same-time order (common/tlm_time.h): read STATUS once it has.
+    sc_core::wait(1, sc_core::SC_PS);
     EXPECT_EQ(h.rd(CAM_REG_STATUS), CAM_STATUS_STREAMING);
     while (b.irqs.lines.empty()) sc_core::wait(1, sc_core::SC_US);
     popped = now_ns();
