@@ -57,6 +57,13 @@ class TimeRank {
   // The same for a delay annotated on a transaction (it lands then).
   sc_core::sc_time after(const sc_core::sc_time& delay) const { return until(now_ps() + sc_to_ps(delay)); }
 
+  // Whether now is within picosecond t, past this rank: what this rank does
+  // at t has been done.
+  bool passed_in(Ps t) const {
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    return now / kRanksPerPs == t && now % kRanksPerPs > fs_;
+  }
+
   uint64_t value() const { return fs_; }
 
  private:

@@ -403,8 +403,14 @@ unsigned CpuCore::skip_polls(uint64_t left) {
   const Ps g0 = now();
   if (left < 2 || period == 0 || poll_.changed || g0 >= kFar) return 0;
   const uint64_t last = std::min<uint64_t>({left - 1, (kFar - g0) / period, UINT32_MAX});
-  // The index of the first load at or after time t.
-  const auto index_at = [g0, period](Ps t) -> uint64_t { return t <= g0 ? 0 : (t - g0 + period - 1) / period; };
+  // The index of the first load at or after time t. The loop's load at a
+  // picosecond runs at this core's rank within it (common/tlm_time.h): when
+  // t is now and something of a later rank woke us, that load has been made.
+  const auto index_at = [this, g0, period](Ps t) -> uint64_t {
+    if (t <= g0) return t == g0 && rank_.passed_in(t) ? 1 : 0;
+    const uint64_t j = (t - g0 + period - 1) / period;
+    return (t - g0) % period == 0 && rank_.passed_in(t) ? j + 1 : j;
+  };
   InterruptControllerCore& ic = cluster_.intc().core();
   uint64_t j;
   Ps t;

@@ -48,7 +48,7 @@ struct CpuConfig {
   uint64_t cpu_relax_cycles = 10;
   double event_stream_ns = 100000.0;   // periodic WFE wake-up; 0 disables
   uint64_t stack_kib = 1024;           // host stack of each core's thread
-  bool poll_sleep = false;             // CpuCore::poll sleeps between polls that cannot see a change
+  bool poll_sleep = true;              // CpuCore::poll sleeps between polls that cannot see a change
 };
 
 class CpuCluster;

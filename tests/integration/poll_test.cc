@@ -158,7 +158,7 @@ const hal_app poller1 = {"poller1", "the plain loop", poller1_main, nullptr};
 const hal_app writer = {"writer", "writes the polled word", writer_main, nullptr};
 const hal_app writer2 = {"writer2", "a second doorbell", writer2_main, nullptr};
 
-// Polls sleep (platform.cpu.poll_sleep, off by default) unless a test says otherwise.
+// Polls sleep (platform.cpu.poll_sleep, the default; said here all the same) unless a test says otherwise.
 TestRun run_mode(Mode m, std::vector<std::string> overrides = {"platform.cpu.poll_sleep=true"}) {
   g_mode = m;
   return run(scenario({{{"app", "poller0"}, {"cores", {0}}},
