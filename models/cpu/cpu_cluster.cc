@@ -396,13 +396,13 @@ CpuCore::PollResult CpuCore::poll(const volatile void* p, unsigned size, uint64_
 // poll_changed(), an interrupt due) or the last of `left` polls, and
 // leaves the core at that load's time, as the loop would have. Returns the
 // loads skipped; each counts as the shared access it stands for.
-unsigned CpuCore::skip_polls(uint64_t left) {
+uint64_t CpuCore::skip_polls(uint64_t left) {
   const CpuConfig& cfg = cluster_.config();
   const Ps period = (cfg.shared_load_cycles + cfg.cpu_relax_cycles) * cycle_ps_;
   constexpr Ps kFar = Ps{1} << 62;
   const Ps g0 = now();
   if (left < 2 || period == 0 || poll_.changed || g0 >= kFar) return 0;
-  const uint64_t last = std::min<uint64_t>({left - 1, (kFar - g0) / period, UINT32_MAX});
+  const uint64_t last = std::min<uint64_t>(left - 1, (kFar - g0) / period);
   // The index of the first load at or after time t. The loop's load at a
   // picosecond runs at this core's rank within it (common/tlm_time.h): when
   // t is now and something of a later rank woke us, that load has been made.
@@ -428,9 +428,17 @@ unsigned CpuCore::skip_polls(uint64_t left) {
       j = std::max(stop, at_t);
       break;
     }
-    const sc_core::sc_time until = rank_.until(g0 + stop * period);
-    if (irq_masked_) sc_core::wait(until, poll_wake_);
-    else sc_core::wait(until, poll_wake_or_irq_);
+    // A wake-up later than any run can last is left out: SystemC would keep
+    // it in its timed-event heap until then once a change ends the sleep.
+    const Ps wake_at = g0 + stop * period;
+    if (wake_at >= kMaxRankedPs) {
+      if (irq_masked_) sc_core::wait(poll_wake_);
+      else sc_core::wait(poll_wake_or_irq_);
+    } else {
+      const sc_core::sc_time until = rank_.until(wake_at);
+      if (irq_masked_) sc_core::wait(until, poll_wake_);
+      else sc_core::wait(until, poll_wake_or_irq_);
+    }
     after_wait();
   }
   const Ps gj = g0 + j * period;
@@ -442,7 +450,7 @@ unsigned CpuCore::skip_polls(uint64_t left) {
   // lies in (g(j-1), gj]: the sync after the load there set the next one.
   const Ps quantum = sc_to_ps(tlm::tlm_global_quantum::instance().get());
   if (quantum == 0 || gj / quantum > (gj - period) / quantum) sync();
-  return static_cast<unsigned>(j);
+  return j;
 }
 
 void CpuCore::end_poll() {

@@ -192,7 +192,7 @@ class CpuCore : public sc_core::sc_module {
   void take_interrupts();
   void end_sleep_slice(TraceSink::SliceId slice, Ps from, Ps to);
   void after_wait() { current_ = this; }
-  unsigned skip_polls(uint64_t left);
+  uint64_t skip_polls(uint64_t left);
   void end_poll();
 
   static CpuCore* current_;
