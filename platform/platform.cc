@@ -139,7 +139,9 @@ void Platform::simulate(RunResult& r, const std::function<void(const Progress&)>
     // Up to the last rank of the slice's last picosecond (common/tlm_time.h):
     // a slice holds whole picoseconds, so where it ends moves no result.
     const uint64_t end = (std::min(slice, limit - now) + now + 1) * kRanksPerPs - 1;
+    TimeRank::run_horizon_fs() = end;  // nothing runs ahead past the slice
     sc_core::sc_start(sc_core::sc_time::from_value(end - sc_core::sc_time_stamp().value()));
+    TimeRank::run_horizon_fs() = 0;
     if (sc_core::sc_get_status() == sc_core::SC_STOPPED) {
       r.status = failed_ ? RunResult::Status::kAppFailed : RunResult::Status::kCompleted;
       break;

@@ -18,6 +18,7 @@
 // wake-ups run in rank order, each with its delta cycles before the next.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <systemc>
 
@@ -62,6 +63,26 @@ class TimeRank {
   bool passed_in(Ps t) const {
     const uint64_t now = sc_core::sc_time_stamp().value();
     return now / kRanksPerPs == t && now % kRanksPerPs > fs_;
+  }
+
+  // Whether no other process can run before this rank's picosecond t (nor
+  // before now, when t is now), within the current sc_start: then a wait
+  // until t would only resume this process there, and a process that keeps
+  // its own clock may skip it. False when no run has set a horizon.
+  bool alone_until(Ps t) const {
+    const uint64_t horizon = run_horizon_fs();
+    if (horizon == 0) return false;
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t target = std::max(now, t * kRanksPerPs + fs_);
+    if (target > horizon) return false;
+    return now + sc_core::sc_time_to_pending_activity().value() > target;
+  }
+
+  // The last femtosecond the current sc_start runs to (Platform::simulate
+  // sets it before each slice; 0: unknown, nothing runs ahead).
+  static uint64_t& run_horizon_fs() {
+    static uint64_t h = 0;
+    return h;
   }
 
   uint64_t value() const { return fs_; }

@@ -46,9 +46,23 @@ void CommandQueueConsumer::prod_written(uint32_t old_prod, uint32_t new_prod) {
 
 void CommandQueueConsumer::run() {
   for (;;) {
+    sync_ahead();
     sc_core::wait(kick_);
     consume();
   }
+}
+
+void CommandQueueConsumer::wait_until(Ps t) {
+  t = std::max(t, now());
+  if (rank_.alone_until(t)) {
+    ahead_ = t;
+    return;
+  }
+  sc_core::wait(rank_.until(t));
+}
+
+void CommandQueueConsumer::sync_ahead() {
+  if (ahead_ > now_ps()) sc_core::wait(rank_.until(ahead_));
 }
 
 Ps CommandQueueConsumer::cost_of(const ExecResult& r) const {
@@ -68,6 +82,7 @@ Ps CommandQueueConsumer::cost_of(const ExecResult& r) const {
 
 void CommandQueueConsumer::stop_with_error(uint32_t cerror, const char* why) {
   (cerror == reg::cerror::kIll ? errors_ill_ : errors_abt_).add();
+  sync_ahead();
   if (trace_) trace_->instant(track_, why, now_ps(), {{"cons", regs_.cons().value()}});
   // IHI 0070 7.1: CONS stays on the failing command; the error becomes
   // visible in GERROR and consumption stops until software acknowledges it.
@@ -78,7 +93,7 @@ void CommandQueueConsumer::stop_with_error(uint32_t cerror, const char* why) {
 // translation that could use state they invalidated; then CONS passes it and
 // its completion is signalled as CS says.
 void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
-  const Ps now = now_ps();
+  const Ps now = this->now();
   // The slice shows the SYNC executing (its wait for what it orders); its
   // time in the queue before that is an arg, since SYNCs published before
   // the previous one completed would otherwise overlap it on the track.
@@ -87,6 +102,7 @@ void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
   Ps done = std::max(now, last_completion_);
   if (hooks_.translations_drained) done = std::max(done, hooks_.translations_drained(now));
   done += ns_to_ps(timing_.sync_ns);
+  // A real wait: what follows (the MSI write, an interrupt) wakes others.
   sc_core::wait(rank_.until(done));
   regs_.set_cons(regs_.cons().advanced().value());
   syncs_.add();
@@ -131,9 +147,9 @@ void CommandQueueConsumer::consume() {
     if (!regs_.enabled() || regs_.stopped()) return;
     const QueueIndex prod = regs_.prod(), cons = regs_.cons();
     if (queue_empty(prod, cons)) return;
-    if (issued_at_.size() != cons.entries()) issued_at_.assign(cons.entries(), now_ps());
-    lanes_.retire(now_ps());
-    close_lane_slices(now_ps());
+    if (issued_at_.size() != cons.entries()) issued_at_.assign(cons.entries(), now());
+    lanes_.retire(now());
+    close_lane_slices(now());
 
     // One read of as many commands as are there, up to the batch, without
     // wrapping within a read.
@@ -145,18 +161,18 @@ void CommandQueueConsumer::consume() {
     Ps fetched;
     fetches_.add();
     const uint64_t addr = regs_.base() + static_cast<uint64_t>(cons.index()) * 16;
-    const bool ok = mem_.read(addr, words.data(), n * 16, now_ps(), &fetched);
-    sc_core::wait(rank_.until(fetched));
+    const bool ok = mem_.read(addr, words.data(), n * 16, now(), &fetched);
+    wait_until(fetched);
     if (!ok) return stop_with_error(reg::cerror::kAbt, "CERROR_ABT");
 
     for (uint32_t i = 0; i < n; ++i) {
       const QueueIndex at = regs_.cons();
       const Ps issued = issued_at_[at.index()];
-      sc_core::wait(rank_.until(now_ps() + ns_to_ps(timing_.decode_ns)));
+      wait_until(now() + ns_to_ps(timing_.decode_ns));
       const CommandDecode d = decode_command({words[2 * i], words[2 * i + 1]}, features_);
       if (!d.ok()) return stop_with_error(reg::cerror::kIll, "CERROR_ILL");
       commands_.add();
-      if (hooks_.executed) hooks_.executed(d.command, now_ps());
+      if (hooks_.executed) hooks_.executed(d.command, now());
       if (d.command.opcode == Opcode::kCmdSync) {
         complete_sync(d.command, issued);
         continue;
@@ -164,7 +180,7 @@ void CommandQueueConsumer::consume() {
       // The effect on the caches is immediate; the lane says when the
       // command has completed, which is what a later SYNC waits for.
       const ExecResult r = executor_.execute(d.command);
-      const Resource::Grant g = lanes_.reserve(now_ps(), cost_of(r));
+      const Resource::Grant g = lanes_.reserve(now(), cost_of(r));
       last_completion_ = std::max(last_completion_, g.end);
       latency_.record(g.end - issued);
       // Dispatching waits for a free lane; queues sharing the lanes take turns.
@@ -172,7 +188,7 @@ void CommandQueueConsumer::consume() {
         lane_waits_.add();
         lane_wait_.record(g.waited);
       }
-      sc_core::wait(rank_.until(g.start));
+      wait_until(g.start);
       regs_.set_cons(at.advanced().value());
       if (trace_) {
         // Open until the lane is done with it: a run may end before.

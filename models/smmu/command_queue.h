@@ -94,6 +94,14 @@ class CommandQueueConsumer : public sc_core::sc_module {
   void complete_sync(const Command& sync, Ps issued);
   void stop_with_error(uint32_t cerror, const char* why);
   void close_lane_slices(Ps upto);
+  // Time. The consumer runs ahead of the kernel while no other process could
+  // run before its next wait ends (TimeRank::alone_until): nothing can see
+  // the difference, and a batch of commands costs no SystemC wait each.
+  Ps now() const { return std::max(now_ps(), ahead_); }
+  void wait_until(Ps t);
+  // Brings the kernel to the consumer's own time, before what another
+  // process would see at once (an error) or a wait for an event.
+  void sync_ahead();
 
   CommandQueueRegs& regs_;
   MemoryPort& mem_;
@@ -114,6 +122,7 @@ class CommandQueueConsumer : public sc_core::sc_module {
   std::vector<LaneSlice> lane_slices_;
   sc_core::sc_event kick_;
   TimeRank rank_;  // the same-time order of the consumer's timed waits (common/tlm_time.h)
+  Ps ahead_ = 0;   // the consumer's own time, when ahead of the kernel's
   Resource& lanes_;
   Ps last_completion_ = 0;
   std::vector<Ps> issued_at_;  // per queue slot: when PROD made it visible
