@@ -130,7 +130,8 @@ void Platform::simulate(RunResult& r, const std::function<void(const Progress&)>
                   std::to_string(programs_ - programs_done_) + " core(s) still running";
       break;
     }
-    if (now > 0 && !sc_core::sc_pending_activity()) {
+    // A core asleep in an unbounded poll would spin to the limit in the loop.
+    if (now > 0 && !sc_core::sc_pending_activity() && !cpus_->polls_forever()) {
       r.status = RunResult::Status::kDeadlock;
       r.message = "no pending activity while " + std::to_string(programs_ - programs_done_) +
                   " core(s) still run: every one waits for an event nothing will send (WFI with no interrupt coming?)";

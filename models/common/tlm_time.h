@@ -31,13 +31,19 @@ inline uint64_t sc_ticks_per_ps() {
   static const uint64_t ticks = sc_core::sc_time(1, sc_core::SC_PS).value();
   return ticks;
 }
-inline sc_core::sc_time ps_to_sc(Ps ps) { return sc_core::sc_time::from_value(ps * sc_ticks_per_ps()); }
+// SystemC counts femtoseconds in 64 bits (5.1 hours). Times and delays are
+// clamped to this (a "never", a delay of hours), beyond any run
+// (scenario.stop.max_time_us is at most 5e9 us), so that a run's time plus
+// a delay stays countable.
+constexpr Ps kMaxRankedPs = Ps{8000} * 1000 * 1000 * 1000 * 1000;  // 8000 s
+
+inline sc_core::sc_time ps_to_sc(Ps ps) {
+  return sc_core::sc_time::from_value(std::min(ps, kMaxRankedPs) * sc_ticks_per_ps());
+}
 inline Ps sc_to_ps(const sc_core::sc_time& t) { return static_cast<Ps>(t.value() / sc_ticks_per_ps()); }
 inline Ps now_ps() { return sc_to_ps(sc_core::sc_time_stamp()); }
 
 constexpr uint64_t kRanksPerPs = 1000;  // 1 fs resolution
-// Simulated time SystemC can count at 1 fs in 64 bits, with a margin.
-constexpr Ps kMaxRankedPs = Ps{18000} * 1000 * 1000 * 1000 * 1000;  // 18000 s
 
 // Sets SystemC's resolution to 1 fs. Call before any sc_time is made (SystemC
 // fixes the resolution at the first), i.e. first in sc_main.
@@ -53,7 +59,7 @@ class TimeRank {
   sc_core::sc_time until(Ps t) const {
     const uint64_t now = sc_core::sc_time_stamp().value();
     if (t <= now / kRanksPerPs) return sc_core::SC_ZERO_TIME;
-    return sc_core::sc_time::from_value(t * kRanksPerPs + fs_ - now);
+    return sc_core::sc_time::from_value(std::min(t, kMaxRankedPs) * kRanksPerPs + fs_ - now);
   }
   // The same for a delay annotated on a transaction (it lands then).
   sc_core::sc_time after(const sc_core::sc_time& delay) const { return until(now_ps() + sc_to_ps(delay)); }
@@ -65,6 +71,14 @@ class TimeRank {
     return now / kRanksPerPs == t && now % kRanksPerPs > fs_;
   }
 
+  // Whether now is earlier in its picosecond than this rank, and the delay
+  // to this rank's turn in it (zero when not).
+  bool before_own_turn() const { return sc_core::sc_time_stamp().value() % kRanksPerPs < fs_; }
+  sc_core::sc_time rest_of_turn() const {
+    const uint64_t in_ps = sc_core::sc_time_stamp().value() % kRanksPerPs;
+    return in_ps < fs_ ? sc_core::sc_time::from_value(fs_ - in_ps) : sc_core::SC_ZERO_TIME;
+  }
+
   // Whether no other process can run before this rank's picosecond t (nor
   // before now, when t is now), within the current sc_start: then a wait
   // until t would only resume this process there, and a process that keeps
@@ -73,7 +87,7 @@ class TimeRank {
     const uint64_t horizon = run_horizon_fs();
     if (horizon == 0) return false;
     const uint64_t now = sc_core::sc_time_stamp().value();
-    const uint64_t target = std::max(now, t * kRanksPerPs + fs_);
+    const uint64_t target = std::max(now, std::min(t, kMaxRankedPs) * kRanksPerPs + fs_);
     if (target > horizon) return false;
     return now + sc_core::sc_time_to_pending_activity().value() > target;
   }
@@ -93,7 +107,10 @@ class TimeRank {
     if (sc_ticks_per_ps() != kRanksPerPs)
       throw std::logic_error("SystemC's time resolution is not 1 fs: call use_ranked_time() first in sc_main");
     if (last + 1 >= kRanksPerPs)
-      throw std::length_error("more than 999 ranked processes and events: the same-time order has no room left");
+      throw std::length_error(
+          "the platform has more than 999 processes and events that wait or are notified ahead of time (cores, "
+          "DMA and trace-player channels, ECMDQs, devices), the most the same-time order can rank "
+          "(docs/architecture.md, \"Same-time order\"): use fewer");
     return ++last;
   }
   uint64_t fs_;

@@ -426,12 +426,20 @@ uint64_t CpuCore::skip_polls(uint64_t left) {
     if (poll_.changed) stop = std::min(stop, at_t);
     if (stop <= at_t) {
       j = std::max(stop, at_t);
+      // The loop makes that load at this core's rank: woken earlier in its
+      // picosecond, wait for that turn and look again.
+      if (g0 + j * period == t && rank_.before_own_turn()) {
+        sc_core::wait(rank_.rest_of_turn());
+        after_wait();
+        continue;
+      }
       break;
     }
     // A wake-up later than any run can last is left out: SystemC would keep
     // it in its timed-event heap until then once a change ends the sleep.
     const Ps wake_at = g0 + stop * period;
-    if (wake_at >= kMaxRankedPs) {
+    sleep_ = PollSleep{true, wake_at >= kMaxRankedPs, g0, period};
+    if (sleep_.forever) {
       if (irq_masked_) sc_core::wait(poll_wake_);
       else sc_core::wait(poll_wake_or_irq_);
     } else {
@@ -439,6 +447,7 @@ uint64_t CpuCore::skip_polls(uint64_t left) {
       if (irq_masked_) sc_core::wait(until, poll_wake_);
       else sc_core::wait(until, poll_wake_or_irq_);
     }
+    sleep_.active = false;
     after_wait();
   }
   const Ps gj = g0 + j * period;
@@ -451,6 +460,16 @@ uint64_t CpuCore::skip_polls(uint64_t left) {
   const Ps quantum = sc_to_ps(tlm::tlm_global_quantum::instance().get());
   if (quantum == 0 || gj / quantum > (gj - period) / quantum) sync();
   return j;
+}
+
+// The loads the loop would have made by `end` (all of that picosecond):
+// the grid points from g0 on, counted as skip_polls counts them.
+void CpuCore::count_polls_slept_through(Ps end) {
+  if (!sleep_.active || end < sleep_.g0) return;
+  const uint64_t n = (end - sleep_.g0) / sleep_.period + 1;
+  atomics_.add(n);
+  if (poll_skipped_) poll_skipped_->add(n);
+  sleep_.active = false;
 }
 
 void CpuCore::end_poll() {
@@ -566,6 +585,7 @@ CpuCluster::CpuCluster(sc_core::sc_module_name name, const CpuConfig& cfg, uint6
 
 void CpuCluster::finalize(Ps end) {
   for (auto& c : cores_) {
+    c->count_polls_slept_through(end);
     stats_.value(stat(*c, "busy_ns")) = ps_to_ns(c->busy_ps(end));
     stats_.value(stat(*c, "idle_ns")) = ps_to_ns(c->idle_ps(end));
     stats_.value(stat(*c, "utilisation")) = c->utilisation(end);

@@ -120,6 +120,11 @@ class CpuCore : public sc_core::sc_module {
     poll_.changed = true;
     poll_wake_.notify();
   }
+  // Asleep in a poll with no bound: the loop would spin until the run ends.
+  bool polls_forever() const { return sleep_.active && sleep_.forever; }
+  // At the end of a run: counts the loads a poll asleep since g0 would have
+  // made by `end`, as the loop would have counted them.
+  void count_polls_slept_through(Ps end);
 
   // ---- events and interrupts
   void wfe();
@@ -234,6 +239,13 @@ class CpuCore : public sc_core::sc_module {
     bool changed = false;      // written since the last load
   };
   PollWatch poll_;
+  // The sleep in progress in skip_polls: the loop's grid from g0.
+  struct PollSleep {
+    bool active = false;
+    bool forever = false;  // no timeout: nothing but a change ends it
+    Ps g0 = 0, period = 0;
+  };
+  PollSleep sleep_;
   sc_core::sc_event poll_wake_;
   sc_core::sc_event_or_list poll_wake_or_irq_;  // poll_wake_ or the controller's wake event, built once
 
@@ -278,6 +290,14 @@ class CpuCluster : public sc_core::sc_module {
   }
   bool is_dram(uint64_t addr, uint64_t len) const {
     return addr >= dram_base_ && len <= dram_size_ && addr - dram_base_ <= dram_size_ - len;
+  }
+
+  // Whether a core sleeps in a poll that only a change can end: as the loop
+  // it stands for, it keeps the run going (not a deadlock).
+  bool polls_forever() const {
+    for (const auto& c : cores_)
+      if (c->polls_forever()) return true;
+    return false;
   }
 
   // SEV from a core or a device: every core's event register is set and cores

@@ -76,7 +76,7 @@ NodePtr scenario_schema() {
                         }),
                         json::array(), "Which program runs on which cores.")},
       {"stop", object({
-           {"max_time_us", ranged(T::kNumber, 1e6, 0.001, 1e10, "us", "Simulated-time limit; reaching it ends the run as incomplete (exit 4). At most 1e10 us: SystemC counts femtoseconds in 64 bits.")},
+           {"max_time_us", ranged(T::kNumber, 1e6, 0.001, 5e9, "us", "Simulated-time limit; reaching it ends the run as incomplete (exit 4). At most 5e9 us (83 minutes): SystemC counts femtoseconds in 64 bits.")},
        }, "When the run ends: when every app has returned, or at the time limit.")},
   }, "What runs.");
 }

@@ -144,7 +144,7 @@ constexpr const char* kConfig = R"json({
     "name": "bench",
     "description": "Google Benchmark suite running on core 0",
     "apps": [ { "app": "bench", "cores": [0] } ],
-    "stop": { "max_time_us": 1e10 }
+    "stop": { "max_time_us": 5e9 }
   }
 })json";
 

@@ -5,9 +5,13 @@
 // handler), both must see it at the same simulated time, return the same
 // value after the same number of polls, and finish at the same time; only
 // core 0 may skip loads (cpus.cpu0.poll_skipped_loads). The writers' times
-// are chosen off the pollers' grid of loads (7 ns apart here), so that no
-// write ties with a load at the same picosecond: that order would be
-// SystemC's to choose, and may differ between the two ways.
+// in the first tests are off the pollers' grid of loads (7 ns apart here);
+// PollOnTheGrid moves them over a whole grid period, so that one write (or
+// interrupt) ties with a load at the same picosecond: the same-time order
+// (common/tlm_time.h) decides it, the same way for both.
+#include <string>
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "drivers/dma/dma_engine.h"
@@ -17,8 +21,9 @@
 namespace smmu_vp::test {
 namespace {
 
-enum class Mode { kCoreWrites, kDma, kInterrupt, kMaxPolls, kSatisfied };
+enum class Mode { kCoreWrites, kDma, kInterrupt, kMaxPolls, kSatisfied, kNeverWritten };
 Mode g_mode;
+int64_t g_shift_ns = 0;  // added to the writers' times (PollOnTheGrid)
 
 struct Result {
   uint64_t start_ps = 0, end_ps = 0, value = 0, irq_ps = 0;
@@ -83,6 +88,7 @@ int poller(unsigned who) {
   r.start_ps = hal_now_ps();
   switch (g_mode) {
     case Mode::kCoreWrites: r.value = poll32(primitive, &g_line[0], 7, HAL_POLL_EQ, 0, &r.polls); break;
+    case Mode::kNeverWritten: r.value = poll32(primitive, &g_line[0], 7, HAL_POLL_EQ, 0, &r.polls); break;
     case Mode::kDma: r.value = poll32(primitive, g_dram_word, 9, HAL_POLL_EQ, 0, &r.polls); break;
     case Mode::kInterrupt: r.value = poll32(primitive, &g_flag[who][0], 1, HAL_POLL_EQ, 0, &r.polls); break;
     case Mode::kMaxPolls: {
@@ -125,19 +131,19 @@ int writer_main(void) {
       hal_store32(&g_line[0], 5);  // a change that does not end the wait
       at_ns(kStartNs + 1202);
       (void)hal_cmpxchg32(&g_line[0], 4, 6);  // fails, but writes the line
-      at_ns(kStartNs + 1405);
+      at_ns(kStartNs + 1405 + g_shift_ns);
       (void)hal_xchg32(&g_line[0], 7);
       break;
     case Mode::kDma: {
       struct dma_engine dma;
       if (dma_engine_probe(&dma, "dma0") != 0) return 1;
-      at_ns(kStartNs + 1002);  // + 1001 would write at 3069 ns, on the pollers' grid: a tie
+      at_ns(kStartNs + 1002 + g_shift_ns);  // + 1001 writes at 3069 ns, on the pollers' grid: a tie
       dma_engine_start(&dma, 0, src_pa, word_pa, 4, DMA_COMPLETE_POLL);
       dma_engine_wait_poll(&dma, 0);
       break;
     }
     case Mode::kInterrupt:
-      at_ns(kStartNs + 1003);
+      at_ns(kStartNs + 1003 + g_shift_ns);
       hal_write32(hal_msi_doorbell(), 200);
       break;
     default: break;
@@ -148,7 +154,7 @@ int writer_main(void) {
 // Core 3: the second doorbell, at the same time as core 2's.
 int writer2_main(void) {
   if (g_mode != Mode::kInterrupt) return 0;
-  at_ns(kStartNs + 1003);
+  at_ns(kStartNs + 1003 + g_shift_ns);
   hal_write32(hal_msi_doorbell(), 201);
   return 0;
 }
@@ -231,6 +237,53 @@ TEST(Poll, PollSleepOffRunsThePlainLoop) {
   EXPECT_EQ(g_res[0].value, 7u);
   // Not even registered: a run's stats are those it had before hal_poll.
   EXPECT_EQ(t.stats().find_counter("cpus.cpu0.poll_skipped_loads"), nullptr);
+}
+
+// The change moved over one grid period (7 ns) in 1 ns steps: one of them
+// lands on a load's picosecond (the DMA write at +1001 ns does). The writer
+// (core 2), the DMA engine and the interrupt controller rank differently
+// against the pollers (cores 0 and 1): later, later and earlier.
+class PollOnTheGrid : public ::testing::TestWithParam<std::tuple<Mode, int>> {};
+
+TEST_P(PollOnTheGrid, ATieWithALoadResolvesAsInTheLoop) {
+  g_shift_ns = std::get<1>(GetParam());
+  const TestRun t = run_mode(std::get<0>(GetParam()));
+  expect_same(t);
+}
+
+std::string shifted_name(const ::testing::TestParamInfo<std::tuple<Mode, int>>& info) {
+  static const char* const kModes[] = {"CoreWrites", "Dma", "Interrupt"};
+  const int shift = std::get<1>(info.param);
+  return std::string(kModes[static_cast<int>(std::get<0>(info.param))]) + "_" +
+         (shift < 0 ? "minus1" : std::to_string(shift)) + "ns";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shifted, PollOnTheGrid,
+                         ::testing::Combine(::testing::Values(Mode::kCoreWrites, Mode::kDma, Mode::kInterrupt),
+                                            ::testing::Range(-1, 7)),
+                         shifted_name);
+
+// Polls that nothing ends: the loop spins until the time limit, and so must
+// the sleeping poll (not a deadlock), with every load the loop made counted.
+TEST(Poll, UnboundedPollOfAWordNeverWrittenRunsToTheLimit) {
+  g_mode = Mode::kNeverWritten;
+  const TestRun t = run(scenario({{{"app", "poller0"}, {"cores", {0}}},
+                                  {{"app", "poller1"}, {"cores", {1}}},
+                                  {{"app", "writer"}, {"cores", {2}}}},
+                                 20.0),
+                        {&poller0, &poller1, &writer});
+  EXPECT_EQ(t.result.status, RunResult::Status::kTimeLimit) << t.result.message;
+  EXPECT_GT(t.counter("cpus.cpu1.atomics"), 2000u);
+  EXPECT_EQ(t.counter("cpus.cpu0.atomics"), t.counter("cpus.cpu1.atomics"));
+}
+
+TEST(Poll, UnboundedSleepingPollAloneIsNoDeadlock) {
+  g_mode = Mode::kNeverWritten;
+  const TestRun t = run(scenario({{{"app", "poller0"}, {"cores", {0}}}, {{"app", "writer"}, {"cores", {2}}}}, 20.0),
+                        {&poller0, &writer});
+  EXPECT_EQ(t.result.status, RunResult::Status::kTimeLimit) << t.result.message;
+  // (20 us - 2 us) / 7 ns loads, all but the first skipped.
+  EXPECT_GT(t.counter("cpus.cpu0.poll_skipped_loads"), 2500u);
 }
 
 }  // namespace
