@@ -71,9 +71,8 @@ class TimeRank {
     return now / kRanksPerPs == t && now % kRanksPerPs > fs_;
   }
 
-  // Whether now is earlier in its picosecond than this rank, and the delay
-  // to this rank's turn in it (zero when not).
-  bool before_own_turn() const { return sc_core::sc_time_stamp().value() % kRanksPerPs < fs_; }
+  // The delay to this rank's turn in the current picosecond; zero when now
+  // is at or past it.
   sc_core::sc_time rest_of_turn() const {
     const uint64_t in_ps = sc_core::sc_time_stamp().value() % kRanksPerPs;
     return in_ps < fs_ ? sc_core::sc_time::from_value(fs_ - in_ps) : sc_core::SC_ZERO_TIME;

@@ -407,7 +407,7 @@ uint64_t CpuCore::skip_polls(uint64_t left) {
   // picosecond runs at this core's rank within it (common/tlm_time.h): when
   // t is now and something of a later rank woke us, that load has been made.
   const auto index_at = [this, g0, period](Ps t) -> uint64_t {
-    if (t <= g0) return t == g0 && rank_.passed_in(t) ? 1 : 0;
+    if (t < g0) return 0;
     const uint64_t j = (t - g0 + period - 1) / period;
     return (t - g0) % period == 0 && rank_.passed_in(t) ? j + 1 : j;
   };
@@ -428,8 +428,9 @@ uint64_t CpuCore::skip_polls(uint64_t left) {
       j = std::max(stop, at_t);
       // The loop makes that load at this core's rank: woken earlier in its
       // picosecond, wait for that turn and look again.
-      if (g0 + j * period == t && rank_.before_own_turn()) {
-        sc_core::wait(rank_.rest_of_turn());
+      const sc_core::sc_time turn = rank_.rest_of_turn();
+      if (g0 + j * period == t && turn != sc_core::SC_ZERO_TIME) {
+        sc_core::wait(turn);
         after_wait();
         continue;
       }
