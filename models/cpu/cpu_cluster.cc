@@ -53,6 +53,7 @@ CpuCore::CpuCore(sc_core::sc_module_name name, unsigned id, CpuCluster& cluster)
       cluster_(cluster),
       cycle_ps_(ns_to_ps(1000.0 / cluster.config().frequency_mhz)),
       cfg_cpu_relax_cycles_(cluster.config().cpu_relax_cycles),
+      clock_(ns_to_ps(cluster.config().quantum_ns)),
       track_("cpu" + std::to_string(id)),
       mmio_accesses_(cluster.stats().counter(stat(*this, "mmio_accesses"))),
       dram_accesses_(cluster.stats().counter(stat(*this, "dram_accesses"))),
@@ -73,7 +74,7 @@ CpuCore::CpuCore(sc_core::sc_module_name name, unsigned id, CpuCluster& cluster)
   poll_wake_or_irq_ |= cluster.intc().wake_event(id);
   SC_THREAD(run);
   set_stack_size(cluster.config().stack_kib * 1024);
-  qk_.reset();
+  clock_.start_quantum(0);
 }
 
 void CpuCore::set_program(std::function<int()> entry, std::string label) {
@@ -261,19 +262,25 @@ void CpuCore::fatal(const std::string& why) {
   throw ProgramStopped{};
 }
 
-Ps CpuCore::now() const { return sc_to_ps(qk_.get_current_time()); }
+// The kernel's time in picoseconds (a core has a TimeRank, so SystemC runs
+// at 1 fs).
+static Ps kernel_ps() { return sc_core::sc_time_stamp().value() / kRanksPerPs; }
+
+Ps CpuCore::now() const { return clock_.now(kernel_ps()); }
 
 void CpuCore::advance(Ps ps) {
   if (stop_request_) on_stop_request();
-  qk_.inc(ps_to_sc(ps));
-  if (qk_.need_sync()) sync();
+  clock_.advance(ps);
+  if (clock_.need_sync(kernel_ps())) sync();
 }
 
 // The quantum keeper's sync(), at this core's rank: wait out the local time,
 // then start the next quantum.
 void CpuCore::wait_local_time() {
-  sc_core::wait(rank_.until(now()));
-  qk_.reset();
+  const Ps t = now();
+  sc_core::wait(rank_.until(t));
+  clock_.set_ahead(0);
+  clock_.start_quantum(t);
 }
 
 void CpuCore::sync_now() {
@@ -305,17 +312,18 @@ void CpuCore::take_interrupts() {
 bool CpuCore::access(bool is_write, uint64_t addr, void* data, unsigned len) {
   const bool dram = cluster_.is_dram(addr, len);
   if (!dram) sync();
+  else if (is_write && cluster_.has_pollers()) catch_up();
   (dram ? dram_accesses_ : mmio_accesses_).add();
   prepare_access(trans_, is_write, addr, data, len);
-  sc_core::sc_time delay = qk_.get_local_time();
+  sc_core::sc_time delay = ps_to_sc(clock_.ahead());
   socket->b_transport(trans_, delay);
-  qk_.set(delay);
+  clock_.set_ahead(sc_to_ps(delay));
   const bool ok = trans_.is_response_ok();
   if (!ok) {
     bus_errors_.add();
     if (!is_write) std::memset(data, 0xff, len);
   }
-  if (qk_.need_sync()) sync();
+  if (clock_.need_sync(kernel_ps())) sync();
   return ok;
 }
 
@@ -327,8 +335,41 @@ bool CpuCore::get_dmi(uint64_t addr, tlm::tlm_dmi& dmi) {
   return socket->get_direct_mem_ptr(t, dmi);
 }
 
+// A synchronisation before an access to memory alone (a shared load, an
+// atomic, a barrier). When no other process can run before this core's time
+// (TimeRank::alone_until), waiting would only resume this core there: it
+// starts its next quantum without the wait, and the kernel stays behind
+// until the core's next real synchronisation. What follows happens as after
+// the wait, with two exceptions that would show the kernel's time to
+// another core, handled by really synchronising: a write to a line a core
+// polls (`written`), which wakes the poller now, and a bus write to memory
+// while a core polls (access(), catch_up()). A bus access to a device
+// synchronises anyway.
+void CpuCore::sync_memory(const volatile void* written) {
+  if (stop_request_) on_stop_request();
+  const Ps t = now();
+  if (!(written && cluster_.line_polled(written)) && rank_.alone_until(t)) {
+    unwaited_ = t;
+    clock_.start_quantum(t);
+    if (!irq_masked_) take_interrupts();
+    return;
+  }
+  sync_now();
+}
+
+// The wait sync_memory() left out, to the time it was due: the kernel is
+// where it would have been, the core ahead of it by what it ran since.
+// Nothing can have become due before then (only this core ran since).
+void CpuCore::catch_up() {
+  if (unwaited_ <= kernel_ps()) return;
+  const Ps t = now();
+  sc_core::wait(rank_.until(unwaited_));
+  after_wait();
+  clock_.set_ahead(t - unwaited_);
+}
+
 void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
-  sync();
+  sync_memory(is_write ? addr : nullptr);
   atomics_.add();
   const CpuConfig& cfg = cluster_.config();
   const bool moved = cluster_.coherence().access(reinterpret_cast<uintptr_t>(addr), id_, is_write);
@@ -339,7 +380,7 @@ void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
     cost += ns_to_ps(cfg.cacheline_transfer_ns);
   }
   // The access itself happens now; the core then pays for it.
-  qk_.inc(ps_to_sc(cost));
+  clock_.advance(cost);
 }
 
 CpuCore::PollResult CpuCore::poll(const volatile void* p, unsigned size, uint64_t mask, uint64_t value,
@@ -452,13 +493,13 @@ uint64_t CpuCore::skip_polls(uint64_t left) {
     after_wait();
   }
   const Ps gj = g0 + j * period;
-  qk_.set(ps_to_sc(gj - t));
+  clock_.set_ahead(gj - t);
   if (j == 0) return 0;
   atomics_.add(j);
   if (poll_skipped_) poll_skipped_->add(j);
   // The loop's cpu_relax before load j synchronised if a quantum boundary
   // lies in (g(j-1), gj]: the sync after the load there set the next one.
-  const Ps quantum = sc_to_ps(tlm::tlm_global_quantum::instance().get());
+  const Ps quantum = clock_.quantum();
   if (quantum == 0 || gj / quantum > (gj - period) / quantum) sync();
   return j;
 }
@@ -480,7 +521,7 @@ void CpuCore::end_poll() {
 }
 
 void CpuCore::barrier(Barrier kind) {
-  sync();
+  sync_memory(nullptr);
   const CpuConfig& cfg = cluster_.config();
   switch (kind) {
     case Barrier::kDmb: cycles(cfg.dmb_cycles); break;
@@ -579,7 +620,7 @@ CpuCluster::CpuCluster(sc_core::sc_module_name name, const CpuConfig& cfg, uint6
       handlers_(intc.core().lines()) {
   if (cfg_.count == 0 || cfg_.count > CoherenceTracker::kMaxCores)
     throw std::invalid_argument("cpu count must be 1.." + std::to_string(CoherenceTracker::kMaxCores));
-  tlm_utils::tlm_quantumkeeper::set_global_quantum(ps_to_sc(ns_to_ps(cfg_.quantum_ns)));
+  tlm::tlm_global_quantum::instance().set(ps_to_sc(ns_to_ps(cfg_.quantum_ns)));  // for the DMA engine
   for (unsigned i = 0; i < cfg_.count; ++i)
     cores_.push_back(std::make_unique<CpuCore>(("cpu" + std::to_string(i)).c_str(), i, *this));
 }
@@ -598,6 +639,13 @@ void CpuCluster::remove_poller(CpuCore& c) {
   if (it == pollers_.end()) return;
   *it = pollers_.back();
   pollers_.pop_back();
+}
+
+bool CpuCluster::line_polled(const volatile void* addr) const {
+  const auto a = reinterpret_cast<uintptr_t>(addr);
+  for (const CpuCore* c : pollers_)
+    if (c->polls_line(a)) return true;
+  return false;
 }
 
 // The writer too: a handler on a polling core may write the polled line.

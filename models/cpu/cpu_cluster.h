@@ -24,13 +24,13 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "common/sim_time.h"
 #include "common/stats.h"
 #include "common/tlm_time.h"
 #include "common/trace.h"
 #include "cpu/coherence.h"
+#include "cpu/core_clock.h"
 #include "cpu/interrupt_controller.h"
 
 namespace smmu_vp {
@@ -191,6 +191,8 @@ class CpuCore : public sc_core::sc_module {
   int run_program();
   void on_stop_request();
   void sync_now();
+  void sync_memory(const volatile void* written);
+  void catch_up();
   void wait_local_time();
   void find_stack_guard();
   std::string describe_fault() const;
@@ -215,7 +217,8 @@ class CpuCore : public sc_core::sc_module {
   CpuCluster& cluster_;
   Ps cycle_ps_;
   uint64_t cfg_cpu_relax_cycles_;
-  tlm_utils::tlm_quantumkeeper qk_;
+  CoreClock clock_;
+  Ps unwaited_ = 0;  // the time of the last synchronisation sync_memory() left out
   TimeRank rank_;  // where this core's timed waits fall within a picosecond
   tlm::tlm_generic_payload trans_;
   std::function<int()> entry_;
@@ -281,6 +284,8 @@ class CpuCluster : public sc_core::sc_module {
   // write to `addr` by a core (before_shared_access), or a write of host
   // memory [p, p + len) by anyone (the DRAM model's writes).
   void add_poller(CpuCore& c) { pollers_.push_back(&c); }
+  bool has_pollers() const { return !pollers_.empty(); }
+  bool line_polled(const volatile void* addr) const;
   void remove_poller(CpuCore& c);
   void core_wrote(const volatile void* addr) {
     if (!pollers_.empty()) wake_pollers_of_line(reinterpret_cast<uintptr_t>(addr));
