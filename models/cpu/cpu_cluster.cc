@@ -84,7 +84,7 @@ void CpuCore::set_program(std::function<int()> entry, std::string label) {
 
 void CpuCore::run() {
   if (!entry_) return;
-  current_ = this;
+  resumed();
   start_time_ = now();
   if (cluster_.trace()) program_slice_ = cluster_.trace()->begin(track_, label_, start_time_);
   process_ = sc_core::sc_get_current_process_b();
@@ -263,15 +263,16 @@ void CpuCore::fatal(const std::string& why) {
 }
 
 // The kernel's time in picoseconds (a core has a TimeRank, so SystemC runs
-// at 1 fs).
-static Ps kernel_ps() { return sc_core::sc_time_stamp().value() / kRanksPerPs; }
+// at 1 fs). It moves only while this core's thread waits: the core keeps
+// it from its last resumption (resumed()).
+Ps CpuCore::read_kernel_ps() { return sc_core::sc_time_stamp().value() / kRanksPerPs; }
 
-Ps CpuCore::now() const { return clock_.now(kernel_ps()); }
+Ps CpuCore::now() const { return clock_.now(kernel_ps_); }
 
 void CpuCore::advance(Ps ps) {
   if (stop_request_) on_stop_request();
   clock_.advance(ps);
-  if (clock_.need_sync(kernel_ps())) sync();
+  if (clock_.need_sync(kernel_ps_)) sync();
 }
 
 // The quantum keeper's sync(), at this core's rank: wait out the local time,
@@ -279,13 +280,13 @@ void CpuCore::advance(Ps ps) {
 void CpuCore::wait_local_time() {
   const Ps t = now();
   sc_core::wait(rank_.until(t));
+  resumed();
   clock_.set_ahead(0);
   clock_.start_quantum(t);
 }
 
 void CpuCore::sync_now() {
   wait_local_time();
-  after_wait();
   if (!irq_masked_) take_interrupts();
 }
 
@@ -317,13 +318,14 @@ bool CpuCore::access(bool is_write, uint64_t addr, void* data, unsigned len) {
   prepare_access(trans_, is_write, addr, data, len);
   sc_core::sc_time delay = ps_to_sc(clock_.ahead());
   socket->b_transport(trans_, delay);
+  kernel_ps_ = read_kernel_ps();  // in case the target waited
   clock_.set_ahead(sc_to_ps(delay));
   const bool ok = trans_.is_response_ok();
   if (!ok) {
     bus_errors_.add();
     if (!is_write) std::memset(data, 0xff, len);
   }
-  if (clock_.need_sync(kernel_ps())) sync();
+  if (clock_.need_sync(kernel_ps_)) sync();
   return ok;
 }
 
@@ -361,10 +363,10 @@ void CpuCore::sync_memory(const volatile void* written) {
 // where it would have been, the core ahead of it by what it ran since.
 // Nothing can have become due before then (only this core ran since).
 void CpuCore::catch_up() {
-  if (unwaited_ <= kernel_ps()) return;
+  if (unwaited_ <= kernel_ps_) return;
   const Ps t = now();
   sc_core::wait(rank_.until(unwaited_));
-  after_wait();
+  resumed();
   clock_.set_ahead(t - unwaited_);
 }
 
@@ -472,7 +474,7 @@ uint64_t CpuCore::skip_polls(uint64_t left) {
       const sc_core::sc_time turn = rank_.rest_of_turn();
       if (g0 + j * period == t && turn != sc_core::SC_ZERO_TIME) {
         sc_core::wait(turn);
-        after_wait();
+        resumed();
         continue;
       }
       break;
@@ -490,7 +492,7 @@ uint64_t CpuCore::skip_polls(uint64_t left) {
       else sc_core::wait(until, poll_wake_or_irq_);
     }
     sleep_.active = false;
-    after_wait();
+    resumed();
   }
   const Ps gj = g0 + j * period;
   clock_.set_ahead(gj - t);
@@ -552,7 +554,7 @@ void CpuCore::wfe() {
   } else {
     sc_core::wait(wake);
   }
-  after_wait();
+  resumed();
   asleep_ = false;
   event_register_ = false;
   const Ps slept = now() - t0;
@@ -575,7 +577,7 @@ void CpuCore::wfi() {
     if (pending <= t) break;
     if (pending == InterruptControllerCore::kNotPending) sc_core::wait(cluster_.intc().wake_event(id_));
     else sc_core::wait(rank_.until(pending), cluster_.intc().wake_event(id_));
-    after_wait();
+    resumed();
   }
   asleep_ = false;
   const Ps slept = now() - t0;

@@ -198,7 +198,13 @@ class CpuCore : public sc_core::sc_module {
   std::string describe_fault() const;
   void take_interrupts();
   void end_sleep_slice(TraceSink::SliceId slice, Ps from, Ps to);
-  void after_wait() { current_ = this; }
+  // After every wait of this core's thread: the running core, and the
+  // kernel's time now.
+  void resumed() {
+    current_ = this;
+    kernel_ps_ = read_kernel_ps();
+  }
+  static Ps read_kernel_ps();
   uint64_t skip_polls(uint64_t left);
   void end_poll();
 
@@ -218,6 +224,7 @@ class CpuCore : public sc_core::sc_module {
   Ps cycle_ps_;
   uint64_t cfg_cpu_relax_cycles_;
   CoreClock clock_;
+  Ps kernel_ps_ = 0;  // the kernel's time when this core last resumed
   Ps unwaited_ = 0;  // the time of the last synchronisation sync_memory() left out
   TimeRank rank_;  // where this core's timed waits fall within a picosecond
   tlm::tlm_generic_payload trans_;
