@@ -307,6 +307,10 @@ void CpuCore::take_interrupts() {
     (*h)(static_cast<unsigned>(line));
     irq_masked_ = false;
     if (tr) tr->end(slice, now());
+    // Whoever took the interrupt goes on from the handler's last
+    // synchronisation, with the kernel there, as if none had been skipped:
+    // it may next wake another process (SEV, a register write) at once.
+    catch_up();
   }
 }
 
@@ -350,7 +354,11 @@ bool CpuCore::get_dmi(uint64_t addr, tlm::tlm_dmi& dmi) {
 void CpuCore::sync_memory(const volatile void* written) {
   if (stop_request_) on_stop_request();
   const Ps t = now();
-  if (!(written && cluster_.line_polled(written)) && rank_.alone_until(t)) {
+  // Not while a stop is under way (the kernel must reach sc_stop), and not
+  // a quantum or more ahead of the kernel (its time must move on for the
+  // watchdog and the progress line even in a loop of atomics alone).
+  if (!stop_request_ && clock_.ahead() < clock_.quantum() && !(written && cluster_.line_polled(written)) &&
+      rank_.alone_until(t)) {
     unwaited_ = t;
     clock_.start_quantum(t);
     if (!irq_masked_) take_interrupts();

@@ -108,5 +108,70 @@ TEST(RunAhead, BusWriteWakesAPollerAtTheWritersTime) {
   EXPECT_LT(g_poll_end_ps, g_last_atomic_ps + 200000);
 }
 
+// An interrupt taken in the synchronisation of SEV: the handler's atomics
+// are made alone (the other core sleeps in WFE), so none of them waits; the
+// SEV after the handler must still wake the sleeper at the handler's last
+// synchronisation, not at the kernel's time before the handler
+// (take_interrupts catches up).
+constexpr int kHandlerAtomics = 30;
+constexpr unsigned kIrqLine = 210;
+alignas(64) volatile uint32_t g_go;
+uint64_t g_handler_last_sync_ps, g_woke_ps;
+
+void on_irq(unsigned, void*) {
+  const uint64_t t0 = hal_now_ps();
+  for (int i = 0; i < kHandlerAtomics; ++i) hal_fetch_add32(&g_counter, 1);
+  const CpuConfig cpu;
+  g_handler_last_sync_ps = t0 + kHandlerAtomics * cpu.atomic_cycles * ns_to_ps(1000.0 / cpu.frequency_mhz);
+  hal_store32(&g_go, 1);  // its synchronisation is the handler's last
+}
+
+int sev_main(void) {
+  if (hal_irq_register(kIrqLine, on_irq, nullptr) != 0) return 1;
+  hal_fetch_add32(&g_counter, 1);
+  hal_delay_ns(2000);                            // the sleeper is in WFE by then
+  hal_write32(hal_msi_doorbell(), kIrqLine);     // to this core
+  hal_delay_ns(1000);                            // pending by then, not yet taken
+  hal_sev();                                     // taken in its synchronisation
+  return 0;
+}
+const hal_app sev_app = {"sev_after_irq", "takes an interrupt in SEV's synchronisation", sev_main, nullptr};
+
+int sleeper_main(void) {
+  while (!hal_load32(&g_go)) hal_wfe();
+  g_woke_ps = hal_now_ps();
+  return 0;
+}
+const hal_app sleeper_app = {"sleeper", "sleeps in WFE until the go flag", sleeper_main, nullptr};
+
+TEST(RunAhead, SevAfterAHandlerWakesAtTheHandlersTime) {
+  // A quantum longer than the run: no synchronisation but SEV's takes the interrupt.
+  const TestRun t = run(scenario({{{"app", "sev_after_irq"}, {"cores", {0}}}, {{"app", "sleeper"}, {"cores", {1}}}}),
+                        {&sev_app, &sleeper_app}, {"platform.cpu.quantum_ns=100000"});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  ASSERT_EQ(t.counter("cpus.cpu0.irqs_taken"), 1u);
+  EXPECT_GE(g_woke_ps, g_handler_last_sync_ps);
+  EXPECT_LT(g_woke_ps, g_handler_last_sync_ps + 100000);
+}
+
+// Atomics alone keep the kernel within a quantum of the core: its time
+// moves on (watchdog, progress) although no synchronisation needs a wait.
+uint64_t g_kernel_end_ps, g_core_end_ps;
+
+int long_atomics_main(void) {
+  for (int i = 0; i < 20 * kAccesses; ++i) hal_fetch_add32(&g_counter, 1);
+  g_kernel_end_ps = sc_core::sc_time_stamp().value() / kRanksPerPs;
+  g_core_end_ps = hal_now_ps();
+  return 0;
+}
+const hal_app long_atomics_app = {"long_atomics", "a long loop of atomics alone", long_atomics_main, nullptr};
+
+TEST(RunAhead, KernelStaysWithinAQuantumOfTheCore) {
+  const TestRun t = run(scenario({{{"app", "long_atomics"}, {"cores", {0}}}}), {&long_atomics_app});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  ASSERT_GE(g_core_end_ps, 400'000'000u);  // 40000 atomics of 10 ns
+  EXPECT_LE(g_core_end_ps - g_kernel_end_ps, ns_to_ps(t.platform->config().cpu.quantum_ns));
+}
+
 }  // namespace
 }  // namespace smmu_vp::test
