@@ -466,7 +466,7 @@ uint64_t CpuCore::skip_polls(uint64_t left) {
   uint64_t j;
   Ps t;
   for (;;) {
-    t = now_ps();
+    t = kernel_ps_;
     const uint64_t at_t = index_at(t);
     uint64_t stop = last;
     if (!irq_masked_) {

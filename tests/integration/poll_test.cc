@@ -87,7 +87,7 @@ int poller(unsigned who) {
   hal_delay_ns(kStartNs);
   r.start_ps = hal_now_ps();
   switch (g_mode) {
-    case Mode::kCoreWrites: r.value = poll32(primitive, &g_line[0], 7, HAL_POLL_EQ, 0, &r.polls); break;
+    case Mode::kCoreWrites:
     case Mode::kNeverWritten: r.value = poll32(primitive, &g_line[0], 7, HAL_POLL_EQ, 0, &r.polls); break;
     case Mode::kDma: r.value = poll32(primitive, g_dram_word, 9, HAL_POLL_EQ, 0, &r.polls); break;
     case Mode::kInterrupt: r.value = poll32(primitive, &g_flag[who][0], 1, HAL_POLL_EQ, 0, &r.polls); break;
