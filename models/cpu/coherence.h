@@ -5,8 +5,9 @@
 // makes a contended lock or a shared queue word expensive and a private one cheap.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <unordered_map>
+#include <vector>
 
 #include "common/sim_time.h"
 
@@ -22,12 +23,24 @@ class CoherenceTracker {
 
   uint64_t transfers() const { return transfers_; }
   uint64_t local() const { return local_; }
+  // Lines some core has touched so far.
+  uint64_t lines() const { return used_; }
 
  private:
-  struct Line {
+  // Every core access goes through here: an open-addressing table (linear
+  // probing, power-of-two size, never shrinks) instead of a node per line,
+  // so a lookup is a multiply and usually one cache line. A line never
+  // touched holds no copy: sharers 0.
+  struct Slot {
+    uintptr_t line = kEmpty;
     uint64_t sharers = 0;  // bit per core holding a copy
   };
-  std::unordered_map<uintptr_t, Line> lines_;
+  static constexpr uintptr_t kEmpty = ~uintptr_t{0};  // no line: addresses shift right by kLineShift
+  Slot& find(uintptr_t line);
+  void grow();
+
+  std::vector<Slot> slots_ = std::vector<Slot>(1024);
+  uint64_t used_ = 0;
   uint64_t transfers_ = 0;
   uint64_t local_ = 0;
 };

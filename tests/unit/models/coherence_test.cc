@@ -91,5 +91,21 @@ TEST(Coherence, HighestCoreNumber) {
   EXPECT_TRUE(c.access(0x200, top, kWrite));  // core 0 must be invalidated
 }
 
+TEST(Coherence, ManyLinesKeepTheirHolders) {
+  // Far more lines than the table starts with, some colliding in its low
+  // bits: each keeps its own holder through every growth of the table.
+  CoherenceTracker c;
+  constexpr unsigned kLines = 20000;
+  const auto addr = [](unsigned i) { return uintptr_t{0x4000'0000} + uintptr_t{i} * 64 * (i % 3 ? 1 : 4096); };
+  for (unsigned i = 0; i < kLines; ++i) EXPECT_FALSE(c.access(addr(i), i % 7, kWrite));
+  EXPECT_EQ(c.lines(), kLines);
+  for (unsigned i = 0; i < kLines; ++i) {
+    EXPECT_FALSE(c.access(addr(i), i % 7, kRead)) << i;     // its writer still holds it
+    EXPECT_TRUE(c.access(addr(i), (i + 1) % 7, kRead)) << i;  // another core fetches it
+  }
+  EXPECT_EQ(c.lines(), kLines);
+  EXPECT_EQ(c.transfers(), kLines);
+}
+
 }  // namespace
 }  // namespace smmu_vp
