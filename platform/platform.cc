@@ -56,9 +56,10 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
     dram_->set_write_observer([this](const uint8_t* p, uint64_t len) { cpus_->memory_written(p, len); });
   router_->map("intc", cfg_.intc.base, InterruptController::kRegBlockSize, intc_->socket);
   for (unsigned i = 0; i < cpus_->size(); ++i) cpus_->core(i).socket.bind(router_->upstream);
+  cpus_->set_register_bus(router_.get());
   if (cfg_.has_smmu) {
     smmu_ = std::make_unique<smmu::Smmu>("smmu", cfg_.smmu, intc_.get(), stats_, trace_);
-    router_->map("smmu", cfg_.smmu.base, smmu_->register_space_size(), smmu_->regs);
+    router_->map("smmu", cfg_.smmu.base, smmu_->register_space_size(), smmu_->regs, smmu_.get());
     smmu_->downstream.bind(router_->upstream);
     smmu_->set_event_sender([this]() { cpus_->send_event(); });
   }

@@ -67,7 +67,9 @@ CpuCore::CpuCore(sc_core::sc_module_name name, unsigned id, CpuCluster& cluster)
       spurious_irqs_(cluster.stats().counter(stat(*this, "spurious_irqs"))),
       // Only where polls sleep: with the plain loop nothing is skipped, and a
       // run keeps exactly the stats it had before hal_poll existed.
-      poll_skipped_(cluster.config().poll_sleep ? &cluster.stats().counter(stat(*this, "poll_skipped_loads")) : nullptr) {
+      poll_skipped_(cluster.config().poll_sleep ? &cluster.stats().counter(stat(*this, "poll_skipped_loads")) : nullptr),
+      poll_skipped_reads_(cluster.config().poll_sleep ? &cluster.stats().counter(stat(*this, "poll_skipped_reads"))
+                                                      : nullptr) {
   if (cycle_ps_ == 0) throw std::invalid_argument("cpu frequency too high: cycle rounds to 0 ps");
   // Built once: an `a | b` list is allocated on every wait.
   poll_wake_or_irq_ |= poll_wake_;
@@ -391,143 +393,6 @@ void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
   }
   // The access itself happens now; the core then pays for it.
   clock_.advance(cost);
-}
-
-CpuCore::PollResult CpuCore::poll(const volatile void* p, unsigned size, uint64_t mask, uint64_t value,
-                                  bool until_ne, unsigned max_polls) {
-  const bool sleep = cluster_.config().poll_sleep;
-  // An interrupt handler on this core may poll inside our poll: its watch
-  // replaces ours until it returns, and ours then counts as changed, for
-  // anything written to our word meanwhile went unwatched.
-  struct Scope {
-    CpuCore& c;
-    PollWatch outer;
-    bool watching;
-    ~Scope() {
-      if (!watching) return;
-      if (outer.line == PollWatch{}.line) {
-        c.end_poll();
-      } else {
-        c.poll_ = outer;
-        c.poll_.changed = true;
-      }
-    }
-  } scope{*this, poll_, sleep};
-  if (sleep) {
-    const auto a = reinterpret_cast<uintptr_t>(p);
-    if (scope.outer.line == PollWatch{}.line) cluster_.add_poller(*this);
-    poll_.line = a >> CoherenceTracker::kLineShift;
-    poll_.lo = a;
-    poll_.hi = a + size;
-    poll_.changed = false;
-  }
-  PollResult r{0, 0};
-  uint64_t n = 0;
-  while (max_polls == 0 || n < max_polls) {
-    before_shared_access(p, false);
-    poll_.changed = false;  // this load sees every write so far
-    r.value = size == 4 ? __atomic_load_n(static_cast<const volatile uint32_t*>(p), __ATOMIC_SEQ_CST)
-                        : __atomic_load_n(static_cast<const volatile uint64_t*>(p), __ATOMIC_SEQ_CST);
-    ++n;
-    if (((r.value & mask) == value) != until_ne) break;
-    const uint64_t irqs = irqs_taken_.value();
-    cpu_relax();
-    // A handler run by cpu_relax's synchronisation may have written the
-    // word with a plain store: poll again for real.
-    if (sleep && irqs_taken_.value() == irqs) n += skip_polls(max_polls == 0 ? UINT64_MAX : max_polls - n);
-  }
-  r.polls = static_cast<unsigned>(n);
-  return r;
-}
-
-// Called after a poll that found the word unchanged and cpu_relax: the loop
-// would now load at g0 = now(), g0 + period, ... (period: a shared load of a
-// line this core holds, and cpu_relax) while nothing changes. Sleeps until
-// the first of those loads that could see a change (a write reported through
-// poll_changed(), an interrupt due) or the last of `left` polls, and
-// leaves the core at that load's time, as the loop would have. Returns the
-// loads skipped; each counts as the shared access it stands for.
-uint64_t CpuCore::skip_polls(uint64_t left) {
-  const CpuConfig& cfg = cluster_.config();
-  const Ps period = (cfg.shared_load_cycles + cfg.cpu_relax_cycles) * cycle_ps_;
-  constexpr Ps kFar = Ps{1} << 62;
-  const Ps g0 = now();
-  if (left < 2 || period == 0 || poll_.changed || g0 >= kFar) return 0;
-  const uint64_t last = std::min<uint64_t>(left - 1, (kFar - g0) / period);
-  // The index of the first load at or after time t. The loop's load at a
-  // picosecond runs at this core's rank within it (common/tlm_time.h): when
-  // t is now and something of a later rank woke us, that load has been made.
-  const auto index_at = [this, g0, period](Ps t) -> uint64_t {
-    if (t < g0) return 0;
-    const uint64_t j = (t - g0 + period - 1) / period;
-    return (t - g0) % period == 0 && rank_.passed_in(t) ? j + 1 : j;
-  };
-  InterruptControllerCore& ic = cluster_.intc().core();
-  uint64_t j;
-  Ps t;
-  for (;;) {
-    t = kernel_ps_;
-    const uint64_t at_t = index_at(t);
-    uint64_t stop = last;
-    if (!irq_masked_) {
-      // Handlers run at the first synchronisation at or after the time due.
-      const Ps due = ic.next_pending(id_);
-      if (due != InterruptControllerCore::kNotPending) stop = std::min(stop, index_at(due));
-    }
-    if (poll_.changed) stop = std::min(stop, at_t);
-    if (stop <= at_t) {
-      j = std::max(stop, at_t);
-      // The loop makes that load at this core's rank: woken earlier in its
-      // picosecond, wait for that turn and look again.
-      const sc_core::sc_time turn = rank_.rest_of_turn();
-      if (g0 + j * period == t && turn != sc_core::SC_ZERO_TIME) {
-        sc_core::wait(turn);
-        resumed();
-        continue;
-      }
-      break;
-    }
-    // A wake-up later than any run can last is left out: SystemC would keep
-    // it in its timed-event heap until then once a change ends the sleep.
-    const Ps wake_at = g0 + stop * period;
-    sleep_ = PollSleep{true, wake_at >= kMaxRankedPs, g0, period};
-    if (sleep_.forever) {
-      if (irq_masked_) sc_core::wait(poll_wake_);
-      else sc_core::wait(poll_wake_or_irq_);
-    } else {
-      const sc_core::sc_time until = rank_.until(wake_at);
-      if (irq_masked_) sc_core::wait(until, poll_wake_);
-      else sc_core::wait(until, poll_wake_or_irq_);
-    }
-    sleep_.active = false;
-    resumed();
-  }
-  const Ps gj = g0 + j * period;
-  clock_.set_ahead(gj - t);
-  if (j == 0) return 0;
-  atomics_.add(j);
-  if (poll_skipped_) poll_skipped_->add(j);
-  // The loop's cpu_relax before load j synchronised if a quantum boundary
-  // lies in (g(j-1), gj]: the sync after the load there set the next one.
-  const Ps quantum = clock_.quantum();
-  if (quantum == 0 || gj / quantum > (gj - period) / quantum) sync();
-  return j;
-}
-
-// The loads the loop would have made by `end` (all of that picosecond):
-// the grid points from g0 on, counted as skip_polls counts them.
-void CpuCore::count_polls_slept_through(Ps end) {
-  if (!sleep_.active || end < sleep_.g0) return;
-  const uint64_t n = (end - sleep_.g0) / sleep_.period + 1;
-  atomics_.add(n);
-  if (poll_skipped_) poll_skipped_->add(n);
-  sleep_.active = false;
-}
-
-void CpuCore::end_poll() {
-  if (poll_.line == PollWatch{}.line) return;
-  cluster_.remove_poller(*this);
-  poll_ = PollWatch{};
 }
 
 void CpuCore::barrier(Barrier kind) {

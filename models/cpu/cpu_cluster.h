@@ -19,12 +19,14 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "common/register_watch.h"
 #include "common/sim_time.h"
 #include "common/stats.h"
 #include "common/tlm_time.h"
@@ -120,6 +122,19 @@ class CpuCore : public sc_core::sc_module {
     poll_.changed = true;
     poll_wake_.notify();
   }
+  // hal_read_poll32 (sw/hal/hal.h): exactly the loop
+  //   for (n = 0; max_polls == 0 || n < max_polls; ++n) {
+  //     v = read(addr);  // access(false, addr, &v, size)
+  //     if (done(v)) break;
+  //     cpu_relax();
+  //   }
+  // Where the device behind `addr` can watch the register
+  // (common/register_watch.h) and polls sleep (poll_sleep), the core sleeps
+  // between reads until the device reports a value that ends the poll, an
+  // interrupt is due or the last read comes, and resumes on the loop's grid.
+  // `done` must depend on its argument alone: the device calls it too.
+  PollResult read_poll(uint64_t addr, unsigned size, const std::function<bool(uint64_t)>& done,
+                       unsigned max_polls);
   // Asleep in a poll with no bound: the loop would spin until the run ends.
   bool polls_forever() const { return sleep_.active && sleep_.forever; }
   // At the end of a run: counts the loads a poll asleep since g0 would have
@@ -205,8 +220,13 @@ class CpuCore : public sc_core::sc_module {
     kernel_ps_ = read_kernel_ps();
   }
   static Ps read_kernel_ps();
+  struct PollGrid;
+  struct PollScope;
+  class RegisterPollWatch;
   uint64_t skip_polls(uint64_t left);
-  void end_poll();
+  uint64_t sleep_on_grid(const PollGrid& g, uint64_t left, bool mmio, uint64_t mmio_addr);
+  void end_poll();  // and every register watch (after an escape)
+  void unwatch_registers(size_t n);
 
   static CpuCore* current_;
   static volatile std::sig_atomic_t stop_request_;       // a StopKind
@@ -242,18 +262,23 @@ class CpuCore : public sc_core::sc_module {
   Ps sleep_start_ = 0;
   TraceSink::SliceId program_slice_ = 0;  // the program's slice, open until it returns
 
-  // The poll in progress (poll()); `line` ~0 when none.
+  // The poll in progress (poll(), read_poll()); `line` ~0 when none.
   struct PollWatch {
     uintptr_t line = ~uintptr_t{0};
     uintptr_t lo = 0, hi = 0;  // the polled word's bytes
-    bool changed = false;      // written since the last load
+    bool changed = false;      // written since the last load (read)
   };
   PollWatch poll_;
+  void set_poll(const PollWatch& w);
+  // Register polls under way (read_poll), innermost last.
+  std::vector<std::pair<WatchableRegisters*, RegisterWatch*>> register_watches_;
   // The sleep in progress in skip_polls: the loop's grid from g0.
   struct PollSleep {
     bool active = false;
     bool forever = false;  // no timeout: nothing but a change ends it
     Ps g0 = 0, period = 0;
+    bool mmio = false;       // a register poll, of this address
+    uint64_t mmio_addr = 0;
   };
   PollSleep sleep_;
   sc_core::sc_event poll_wake_;
@@ -270,6 +295,7 @@ class CpuCore : public sc_core::sc_module {
   Counter& irqs_taken_;
   Counter& spurious_irqs_;
   Counter* poll_skipped_;  // null when poll_sleep is off
+  Counter* poll_skipped_reads_;  // the same, for register polls
 };
 
 class CpuCluster : public sc_core::sc_module {
@@ -286,6 +312,10 @@ class CpuCluster : public sc_core::sc_module {
   StatsRegistry& stats() { return stats_; }
   TraceSink* trace() { return trace_; }
   CoherenceTracker& coherence() { return coherence_; }
+  // The interconnect the cores' sockets reach, for register polls that
+  // sleep (CpuCore::read_poll); none: they make every read.
+  void set_register_bus(RegisterPollBus* bus) { register_bus_ = bus; }
+  RegisterPollBus* register_bus() const { return register_bus_; }
 
   // Cores in CpuCore::poll, and what may change the word they poll: a HAL
   // write to `addr` by a core (before_shared_access), or a write of host
@@ -337,6 +367,7 @@ class CpuCluster : public sc_core::sc_module {
   StatsRegistry& stats_;
   TraceSink* trace_;
   CoherenceTracker coherence_;
+  RegisterPollBus* register_bus_ = nullptr;
   std::vector<CpuCore*> pollers_;
   void wake_pollers_of_line(uintptr_t addr);
   void wake_pollers_of_bytes(uintptr_t p, uint64_t len);

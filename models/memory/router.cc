@@ -18,9 +18,10 @@ Router::Router(sc_core::sc_module_name name, double hop_latency_ns, StatsRegistr
 }
 
 void Router::map(const std::string& range_name, uint64_t base, uint64_t size,
-                 tlm::tlm_target_socket<>& target) {
+                 tlm::tlm_target_socket<>& target, WatchableRegisters* regs) {
   map_.add({range_name, base, size, next_port_});
   downstream.bind(target);
+  watchable_.push_back(regs);
   ++next_port_;
 }
 
@@ -38,6 +39,15 @@ void Router::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time&
   downstream[r->port]->b_transport(trans, delay);
   trans.set_address(addr);
 }
+
+WatchableRegisters* Router::watchable(uint64_t addr, unsigned size, uint64_t* offset) {
+  const AddressRange* r = map_.decode(addr, size);
+  if (!r || !watchable_[r->port] || !watchable_[r->port]->watchable(addr - r->base, size)) return nullptr;
+  *offset = addr - r->base;
+  return watchable_[r->port];
+}
+
+void Router::count_reads_slept_through(uint64_t, uint64_t n) { transactions_.add(n); }
 
 bool Router::get_direct_mem_ptr(int, tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
   const uint64_t addr = trans.get_address();

@@ -6,12 +6,14 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
+#include "common/register_watch.h"
 #include "common/stats.h"
 #include "memory/address_map.h"
 
@@ -21,7 +23,7 @@ struct InterconnectConfig {
   double latency_ns = 2.0;  // one pass through the router (Router's hop latency)
 };
 
-class Router : public sc_core::sc_module {
+class Router : public sc_core::sc_module, public RegisterPollBus {
  public:
   tlm_utils::multi_passthrough_target_socket<Router> upstream;
   tlm_utils::multi_passthrough_initiator_socket<Router> downstream;
@@ -29,9 +31,15 @@ class Router : public sc_core::sc_module {
   Router(sc_core::sc_module_name name, double hop_latency_ns, StatsRegistry& stats);
 
   // Claims [base, base + size) for `target`, binding a new downstream port.
-  // Throws std::invalid_argument on overlap.
+  // Throws std::invalid_argument on overlap. `regs`: the target's registers
+  // a core may poll asleep (hal_read_poll32), if it has such.
   void map(const std::string& range_name, uint64_t base, uint64_t size,
-           tlm::tlm_target_socket<>& target);
+           tlm::tlm_target_socket<>& target, WatchableRegisters* regs = nullptr);
+
+  // RegisterPollBus: a read through the router takes its hop and counts as
+  // one of its transactions.
+  WatchableRegisters* watchable(uint64_t addr, unsigned size, uint64_t* offset) override;
+  void count_reads_slept_through(uint64_t addr, uint64_t n) override;
 
   const AddressMap& address_map() const { return map_; }
 
@@ -43,6 +51,7 @@ class Router : public sc_core::sc_module {
 
   AddressMap map_;
   unsigned next_port_ = 0;
+  std::vector<WatchableRegisters*> watchable_;  // by port
   sc_core::sc_time hop_latency_;
   Counter& transactions_;
   Counter& decode_errors_;

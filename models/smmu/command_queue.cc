@@ -86,7 +86,15 @@ void CommandQueueConsumer::stop_with_error(uint32_t cerror, const char* why) {
   if (trace_) trace_->instant(track_, why, now_ps(), {{"cons", regs_.cons().value()}});
   // IHI 0070 7.1: CONS stays on the failing command; the error becomes
   // visible in GERROR and consumption stops until software acknowledges it.
-  if (const uint32_t gerror_bit = regs_.raise_error(cerror)) hooks_.raise_gerror(gerror_bit, now_ps());
+  if (const uint32_t gerror_bit = regs_.raise_error(cerror)) {
+    if (hooks_.cons_changed) hooks_.cons_changed(sc_core::SC_ZERO_TIME);  // CONS.ERR
+    hooks_.raise_gerror(gerror_bit, now_ps());
+  }
+}
+
+void CommandQueueConsumer::publish_cons(uint32_t index) {
+  regs_.set_cons(index);
+  if (hooks_.cons_changed) hooks_.cons_changed(rank_.until(now()));
 }
 
 // IHI 0070 4.7.3: the SYNC completes after every earlier command, and every
@@ -104,7 +112,7 @@ void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
   done += ns_to_ps(timing_.sync_ns);
   // A real wait: what follows (the MSI write, an interrupt) wakes others.
   sc_core::wait(rank_.until(done));
-  regs_.set_cons(regs_.cons().advanced().value());
+  publish_cons(regs_.cons().advanced().value());
   syncs_.add();
   sync_latency_.record(done - issued);
   latency_.record(done - issued);
@@ -189,7 +197,7 @@ void CommandQueueConsumer::consume() {
         lane_wait_.record(g.waited);
       }
       wait_until(g.start);
-      regs_.set_cons(at.advanced().value());
+      publish_cons(at.advanced().value());
       if (trace_) {
         // Open until the lane is done with it: a run may end before.
         if (lane_tracks_.size() <= g.slot) lane_tracks_.resize(g.slot + 1);

@@ -69,6 +69,8 @@ class CommandQueueConsumer : public sc_core::sc_module {
     std::function<void()> send_event;                // CS = SIG_SEV
     std::function<Ps(Ps t)> translations_drained;    // when translations begun by t have finished
     std::function<void(const Command& cmd, Ps at)> executed;  // every command consumed (may be empty)
+    // CONS took a new value, `delay` from now (the consumer's ranked time).
+    std::function<void(const sc_core::sc_time& delay)> cons_changed;
   };
 
   SC_HAS_PROCESS(CommandQueueConsumer);
@@ -93,6 +95,8 @@ class CommandQueueConsumer : public sc_core::sc_module {
   Ps cost_of(const ExecResult& r) const;
   void complete_sync(const Command& sync, Ps issued);
   void stop_with_error(uint32_t cerror, const char* why);
+  // CONS moves to `index` at the consumer's time, for whoever polls it.
+  void publish_cons(uint32_t index);
   void close_lane_slices(Ps upto);
   // Time. The consumer runs ahead of the kernel while no other process could
   // run before its next wait ends (TimeRank::alone_until): nothing can see

@@ -23,6 +23,12 @@ class EcmdqRegisters {
   uint64_t window_base() const { return reg::kEcmdqPagesOffset; }
   uint64_t window_size() const { return uint64_t{pages_} * reg::kPageSize; }
   bool contains(uint64_t off) const { return off >= window_base() && off - window_base() < window_size(); }
+  // Whether a window offset is a queue's CONS register.
+  bool is_cons(uint64_t off) const {
+    unsigned q;
+    uint64_t r;
+    return decode(off, &q, &r) && r == reg::kEcmdqCons;
+  }
 
   // 32- and 64-bit accesses at window offsets; *ok false for a bad size or
   // alignment. Locations that are not queue registers are RES0.

@@ -148,6 +148,7 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, IrqSink* irq, St
     if (send_event_) send_event_();
   };
   hooks.translations_drained = [this](Ps t) { return translator_->drained_by(t); };
+  hooks.cons_changed = [this](const sc_core::sc_time& delay) { check_watches(delay); };
   hooks.executed = [this](const Command& cmd, Ps at) {
     if (observer_) observer_->on_command(cmd, at);
   };
@@ -196,12 +197,27 @@ void Smmu::reg_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& dela
     std::memcpy(&v, trans.get_data_ptr(), len);
     if (ecmdq) ecmdq_.write(off, len, v, &ok);
     else regfile_.write(off, len, v, &ok);
+    check_watches(sc_core::SC_ZERO_TIME);  // e.g. a queue disabled, an error acknowledged
   } else {
     ok = true;
   }
   trans.set_response_status(ok ? tlm::TLM_OK_RESPONSE
                                : (off >= regfile_.register_space_size() ? tlm::TLM_ADDRESS_ERROR_RESPONSE
                                                                         : tlm::TLM_BURST_ERROR_RESPONSE));
+}
+
+bool Smmu::watchable(uint64_t offset, unsigned size) const {
+  return size == 4 && (offset == reg::kCmdqCons || ecmdq_.is_cons(offset));
+}
+
+void Smmu::check_watches(const sc_core::sc_time& delay) {
+  if (watches_.empty()) return;
+  watches_.check(
+      [this](uint64_t off, unsigned size) {
+        bool ok = false;
+        return ecmdq_.contains(off) ? ecmdq_.read(off, size, &ok) : regfile_.read(off, size, &ok);
+      },
+      delay);
 }
 
 Ps Smmu::forward(tlm::tlm_generic_payload& trans, uint64_t pa, unsigned offset, unsigned len, Ps at, bool* ok) {

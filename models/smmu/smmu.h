@@ -24,6 +24,7 @@
 #include "common/stats.h"
 #include "common/trace.h"
 #include "common/irq_sink.h"
+#include "common/register_watch.h"
 #include "smmu/command_executor.h"
 #include "smmu/command_queue.h"
 #include "smmu/ecmdq.h"
@@ -60,7 +61,7 @@ class SmmuObserver {
   virtual void on_command(const Command& cmd, Ps at) = 0;
 };
 
-class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
+class Smmu : public sc_core::sc_module, public WatchableRegisters, private SmmuRegisterListener {
  public:
   tlm_utils::simple_target_socket<Smmu> regs;
   tlm_utils::multi_passthrough_target_socket<Smmu> upstream;
@@ -89,6 +90,14 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
   // Acknowledging it in GERRORN does not leave SFM: only a reset (a new
   // simulation) does.
   void enter_service_failure_mode();
+
+  // WatchableRegisters: a core may poll CMDQ_CONS and an ECMDQ's CONS asleep
+  // (hal_read_poll32): their reads take reg_latency_ns, count nothing, and
+  // they change only by the consumers and by register writes.
+  bool watchable(uint64_t offset, unsigned size) const override;
+  void watch(RegisterWatch& w) override { watches_.add(w); }
+  void unwatch(RegisterWatch& w) override { watches_.remove(w); }
+  size_t watches() const { return watches_.size(); }
   bool in_service_failure_mode() const { return sfm_; }
 
  private:
@@ -134,6 +143,9 @@ class Smmu : public sc_core::sc_module, private SmmuRegisterListener {
     StreamTableConfig st;
   } stream_table_;
   uint32_t last_cmdq_prod_ = 0;
+  RegisterWatchList watches_;
+  // After a change of state at `delay` from now: the watches whose register now ends their poll.
+  void check_watches(const sc_core::sc_time& delay);
   bool sfm_ = false;  // Service Failure Mode
   std::function<void()> send_event_;
   SmmuObserver* observer_ = nullptr;

@@ -13,8 +13,9 @@
  *  - MMIO accesses, atomics, barriers, WFE/WFI and hal_now_ns() synchronise
  *    first, so polling and spinning advance simulated time and let other cores
  *    make progress.
- *  - hal_poll32/64 cost what their loop of hal_load* and hal_cpu_relax()
- *    costs, but need no host-side synchronisation per poll.
+ *  - hal_poll32/64 and hal_read_poll32 cost what their loop of hal_load* or
+ *    hal_read32 and hal_cpu_relax() costs, but need no host-side
+ *    synchronisation per poll.
  *  - Plain loads and stores through hal_phys_to_virt() pointers are untimed:
  *    annotate the work they stand for with hal_cycles() or hal_cost().
  *  - Interrupt handlers run on their target core at the core's next
@@ -145,6 +146,29 @@ uint32_t hal_poll32(const volatile uint32_t *p, uint32_t mask, uint32_t value, e
                     unsigned max_polls, unsigned *polls);
 uint64_t hal_poll64(const volatile uint64_t *p, uint64_t mask, uint64_t value, enum hal_poll_until until,
                     unsigned max_polls, unsigned *polls);
+
+/* ---- Polling a device register, after Linux's readl_poll_timeout():
+ * hal_read_poll32(pa, done, arg, max_polls, &polls) is exactly the loop
+ *
+ *   for (n = 0; max_polls == 0 || n < max_polls; n++) {
+ *     v = hal_read32(pa);
+ *     if (done(v, arg)) break;
+ *     hal_cpu_relax();
+ *   }
+ *
+ * (max_polls 0: no limit), returning the last value read (0 when none) and
+ * the number of reads in *polls unless polls is NULL. Same simulated time,
+ * values and statistics as the loop. `done` must depend on v and *arg
+ * alone, and *arg must not change during the poll: on the simulator the
+ * device behind pa calls it too, on each new value of the register, and the
+ * core sleeps until a read would end the loop (or an interrupt is due for
+ * it, or the last read comes), then resumes at that read of the loop
+ * (docs/architecture.md, "Polling"). Registers that a device cannot watch
+ * so (any but the SMMU's CMDQ_CONS and ECMDQ CONS today) are simply read
+ * in the loop. */
+typedef bool (*hal_poll_done_fn)(uint32_t v, const void *arg);
+uint32_t hal_read_poll32(phys_addr_t pa, hal_poll_done_fn done, const void *arg, unsigned max_polls,
+                         unsigned *polls);
 
 /* ---- Events and interrupts. */
 /* Wait for an event: returns at once if this core's event register is set

@@ -90,6 +90,48 @@ static uint32_t read_cons(const struct smmu_device *dev) {
   return smmu_rd(dev, SMMU_CMDQ_CONS) & q_wrap_mask(cmdq_log2(dev));
 }
 
+/* What a wait on CONS waits for, given the ring's size and a slot: CONS
+ * past the slot (a SYNC completed), or room in the ring before it (PROD).
+ * They look at nothing but the value read and the struct, as
+ * hal_read_poll32 requires. */
+struct cons_wait {
+  unsigned log2;
+  uint32_t slot;
+};
+static bool cons_passed(uint32_t cons, const void *arg) {
+  const struct cons_wait *w = arg;
+  return q_consumed(w->log2, cons & q_wrap_mask(w->log2), w->slot);
+}
+static bool cons_left_room(uint32_t cons, const void *arg) {
+  const struct cons_wait *w = arg;
+  return q_space(w->log2, w->slot, cons & q_wrap_mask(w->log2)) != 0;
+}
+
+/* The loop
+ *   while (!done(cons = read_cons(dev), w)) wait_step(dev, spins, err, false);
+ * returning the cons that ended it. hal_read_poll32 makes the reads between
+ * two error checks. */
+static uint32_t poll_cons(struct smmu_device *dev, hal_poll_done_fn done, const struct cons_wait *w, unsigned *spins,
+                          int *err) {
+  for (;;) {
+    /* The spins up to the next check, then the one that makes it. */
+    const unsigned quiet = SMMU_ERR_POLL_INTERVAL - 1 - *spins % SMMU_ERR_POLL_INTERVAL;
+    uint32_t cons;
+    if (quiet) {
+      unsigned polls;
+      cons = hal_read_poll32(dev->base + SMMU_CMDQ_CONS, done, w, quiet, &polls);
+      if (done(cons, w)) {
+        *spins += polls - 1;
+        return cons & q_wrap_mask(w->log2);
+      }
+      *spins += quiet;
+    }
+    cons = read_cons(dev);
+    if (done(cons, w)) return cons;
+    wait_step(dev, spins, err, false);
+  }
+}
+
 static void write_cmd(uint64_t *slot, const uint64_t cmd[2]) {
   slot[0] = cmd[0];
   slot[1] = cmd[1];
@@ -102,10 +144,10 @@ static void write_cmd(uint64_t *slot, const uint64_t cmd[2]) {
 static void insert_locked(struct smmu_device *dev, const uint64_t cmd[2], int *err) {
   struct smmu_queue *q = &dev->cmdq;
   unsigned spins = 0;
-  if (q_space(q->log2size, q->prod, q->cons) == 0) dev->stats.cmdq_full_waits++;
-  while (q_space(q->log2size, q->prod, q->cons) == 0) {
-    q->cons = read_cons(dev);
-    if (q_space(q->log2size, q->prod, q->cons) == 0) wait_step(dev, &spins, err, false);
+  if (q_space(q->log2size, q->prod, q->cons) == 0) {
+    const struct cons_wait room = {q->log2size, q->prod};
+    dev->stats.cmdq_full_waits++;
+    q->cons = poll_cons(dev, cons_left_room, &room, &spins, err);
   }
   write_cmd(q_slot(q, q->prod), cmd);
   q->prod = q_add(q->log2size, q->prod, 1);
@@ -151,7 +193,12 @@ int smmu_cmdq_issue_spinlock(struct smmu_device *dev, const uint64_t (*cmds)[2],
   insert_locked(dev, cmd, &err);
   dev->stats.syncs++;
   unsigned spins = 0;
-  while (!q_consumed(q->log2size, q->cons = read_cons(dev), at)) wait_step(dev, &spins, &err, sev);
+  if (sev) {
+    while (!q_consumed(q->log2size, q->cons = read_cons(dev), at)) wait_step(dev, &spins, &err, true);
+  } else {
+    const struct cons_wait past = {q->log2size, at};
+    q->cons = poll_cons(dev, cons_passed, &past, &spins, &err);
+  }
   sw_spin_unlock(&dev->cmdq_lock);
   return err;
 }
@@ -256,10 +303,13 @@ static uint32_t wait_sync_lockfree(struct smmu_device *dev, uint32_t sync_at, in
   }
   const bool sev = dev->policy.sync == SMMU_SYNC_SEV;
   uint32_t cons = llq_cons(hal_load64(&dev->lf.llq));
-  while (!q_consumed(log2, cons, sync_at)) {
-    wait_step(dev, &spins, err, sev);
-    cons = read_cons(dev);
+  if (q_consumed(log2, cons, sync_at)) return cons;
+  wait_step(dev, &spins, err, sev);
+  if (!sev) {
+    const struct cons_wait past = {log2, sync_at};
+    return poll_cons(dev, cons_passed, &past, &spins, err);
   }
+  while (!q_consumed(log2, cons = read_cons(dev), sync_at)) wait_step(dev, &spins, err, true);
   return cons;
 }
 

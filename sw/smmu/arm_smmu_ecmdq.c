@@ -11,6 +11,18 @@
 
 static uint32_t ecmdq_cons(const struct smmu_ecmdq *e) { return hal_read32(e->regs + SMMU_ECMDQ_CONS); }
 
+/* What ends a poll of CONS for a SYNC at `at`: the SYNC consumed, or an
+ * error to acknowledge (CONS.ERR differs from PROD.ERRACK). */
+struct ecmdq_wait {
+  unsigned log2;
+  uint32_t at, errack;
+};
+static bool ecmdq_wait_over(uint32_t cons, const void *arg) {
+  const struct ecmdq_wait *w = arg;
+  return q_consumed(w->log2, cons & q_wrap_mask(w->log2), w->at) ||
+         ((cons & SMMU_ECMDQ_CONS_ERR) != 0) != (w->errack != 0);
+}
+
 static void ecmdq_write_prod(const struct smmu_ecmdq *e) {
   hal_write32(e->regs + SMMU_ECMDQ_PROD, SMMU_ECMDQ_PROD_EN | e->errack | e->q.prod);
 }
@@ -98,7 +110,10 @@ int smmu_ecmdq_issue(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigne
   }
   const bool sev = dev->policy.sync == SMMU_SYNC_SEV;
   for (;;) {
-    const uint32_t cons = ecmdq_cons(e);
+    /* The reads that find neither would only relax: hal_read_poll32 makes them. */
+    const struct ecmdq_wait w = {e->q.log2size, sync_at, e->errack};
+    const uint32_t cons =
+        sev ? ecmdq_cons(e) : hal_read_poll32(e->regs + SMMU_ECMDQ_CONS, ecmdq_wait_over, &w, 0, NULL);
     if (ecmdq_skip_error(dev, e, cons)) err = -1;
     e->q.cons = cons & q_wrap_mask(e->q.log2size);
     if (q_consumed(e->q.log2size, e->q.cons, sync_at)) break;

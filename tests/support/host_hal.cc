@@ -246,6 +246,19 @@ uint64_t hal_poll64(const volatile uint64_t* p, uint64_t mask, uint64_t value, h
                     unsigned max_polls, unsigned* polls) {
   return poll_loop(p, mask, value, until, max_polls, polls);
 }
+uint32_t hal_read_poll32(phys_addr_t pa, hal_poll_done_fn done, const void* arg, unsigned max_polls,
+                         unsigned* polls) {
+  uint32_t v = 0;
+  unsigned n = 0;
+  while (max_polls == 0 || n < max_polls) {
+    v = hal_read32(pa);
+    ++n;
+    if (done(v, arg)) break;
+    hal_cpu_relax();
+  }
+  if (polls) *polls = n;
+  return v;
+}
 void hal_wfe(void) {}
 void hal_sev(void) {}
 void hal_wfi(void) {}

@@ -234,6 +234,20 @@ uint64_t hal_poll64(const volatile uint64_t *p, uint64_t mask, uint64_t value, e
   return v;
 }
 
+uint32_t hal_read_poll32(phys_addr_t pa, hal_poll_done_fn done, const void *arg, unsigned max_polls,
+                         unsigned *polls) {
+  uint32_t v = 0;
+  unsigned n = 0;
+  while (max_polls == 0 || n < max_polls) {
+    v = hal_read32(pa);
+    n++;
+    if (done(v, arg)) break;
+    hal_cpu_relax();
+  }
+  if (polls) *polls = n;
+  return v;
+}
+
 /* ---- Events and interrupts. */
 
 void hal_wfe(void) { __asm__ volatile("wfe" ::: "memory"); }
