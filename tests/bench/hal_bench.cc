@@ -25,6 +25,10 @@
 //                                            to the SMMU's command queue (2^8 entries)
 //                                            and polls CMDQ_CONS until it reaches PROD;
 //                                            items = commands (N + 1 per batch)
+//   BM_SmmuCmdq_TlbiVaSyncConsPoll/<N>       the same, CMDQ_CONS polled with hal_read_poll32
+//                                            (poll_sleep on) in runs of 16 reads, GERROR
+//                                            checked between runs, as the driver's CONS
+//                                            waits do: asleep until CONS reaches PROD
 //   BM_SmmuCmdq_TlbiVaSyncMsiLoop/<N>        the same with an MSI CMD_SYNC writing its
 //                                            sequence number to a DRAM word, polled as the
 //                                            driver's MSI wait did: hal_load32 and
@@ -113,8 +117,9 @@ using smmu_vp::Ps;
 // engines' bursts pass through it, bypassed while SMMUEN = 0), with one DMA
 // engine per burst size benchmarked (dma0 is base.json's, 256-byte bursts) and
 // a deep stack for the core threads: Google Benchmark runs on core 0's.
-// Polls sleep (platform.cpu.poll_sleep) so that MsiPoll measures hal_poll32's
-// sleeping; nothing else here polls with it.
+// Polls sleep (platform.cpu.poll_sleep) so that MsiPoll and ConsPoll measure
+// the sleeping of hal_poll32 and hal_read_poll32; nothing else here polls
+// with them.
 constexpr const char* kConfig = R"json({
   "platform": {
     "cpu": { "count": 4, "frequency_mhz": 2000, "stack_kib": 8192, "poll_sleep": true },
@@ -633,9 +638,17 @@ uint64_t* g_cmdq = nullptr;
 phys_addr_t g_cmdq_pa = 0;
 
 // How a batch's CMD_SYNC is waited for.
-enum class SyncWait { kCons, kMsiLoop, kMsiPoll };
+enum class SyncWait { kCons, kConsPoll, kMsiLoop, kMsiPoll };
 volatile uint32_t* g_msi_word = nullptr;
 phys_addr_t g_msi_word_pa = 0;
+
+struct ConsTarget {
+  uint32_t mask, prod;
+};
+bool cons_reached(uint32_t cons, const void* arg) {
+  const auto* t = static_cast<const ConsTarget*>(arg);
+  return (cons & t->mask) == t->prod;
+}
 
 // Waits until the MSI word differs from `old`, as the loop or as hal_poll32.
 uint32_t wait_msi(SyncWait how, uint32_t old) {
@@ -668,7 +681,7 @@ void cmdq_batches(benchmark::State& state, SyncWait how) {
 
   const uint64_t tlbi0 = smmu_counter("cmdq.executed.CMD_TLBI_NH_VA");
   const uint64_t sync0 = smmu_counter("cmdq.syncs");
-  const bool msi = how != SyncWait::kCons;
+  const bool msi = how == SyncWait::kMsiLoop || how == SyncWait::kMsiPoll;
   uint32_t seq = hal_load32(g_msi_word);
   uint32_t prod = 0;
   uint64_t va = 0x4000'0000;
@@ -695,6 +708,18 @@ void cmdq_batches(benchmark::State& state, SyncWait how) {
         hal_cpu_relax();
         v = wait_msi(how, v);
       }
+      continue;
+    }
+    if (how == SyncWait::kConsPoll) {
+      const ConsTarget target{idx_mask, prod};
+      while (!cons_reached(hal_read_poll32(regs + reg::kCmdqCons, cons_reached, &target, 16, nullptr), &target)) {
+        const uint32_t active = hal_read32(regs + reg::kGerror) ^ hal_read32(regs + reg::kGerrorn);
+        if (active & reg::gerror::kCmdqErr.mask32()) {
+          ok = false;
+          break;
+        }
+      }
+      if (!ok) break;
       continue;
     }
     while ((hal_read32(regs + reg::kCmdqCons) & idx_mask) != prod) {
@@ -729,6 +754,7 @@ void cmdq_batches(benchmark::State& state, SyncWait how) {
 }
 
 void BM_SmmuCmdq_TlbiVaSync(benchmark::State& state) { cmdq_batches(state, SyncWait::kCons); }
+void BM_SmmuCmdq_TlbiVaSyncConsPoll(benchmark::State& state) { cmdq_batches(state, SyncWait::kConsPoll); }
 void BM_SmmuCmdq_TlbiVaSyncMsiLoop(benchmark::State& state) { cmdq_batches(state, SyncWait::kMsiLoop); }
 void BM_SmmuCmdq_TlbiVaSyncMsiPoll(benchmark::State& state) { cmdq_batches(state, SyncWait::kMsiPoll); }
 
@@ -752,6 +778,7 @@ BENCHMARK(BM_SmmuAccess_Untranslated)->UseRealTime();
 BENCHMARK(BM_SmmuAccess_TlbHit)->UseRealTime();
 BENCHMARK(BM_SmmuAccess_Walk4Level)->UseRealTime();
 BENCHMARK(BM_SmmuCmdq_TlbiVaSync)->ArgName("N")->Arg(1)->Arg(15)->Arg(63)->UseRealTime();
+BENCHMARK(BM_SmmuCmdq_TlbiVaSyncConsPoll)->ArgName("N")->Arg(1)->Arg(15)->Arg(63)->UseRealTime();
 BENCHMARK(BM_SmmuCmdq_TlbiVaSyncMsiLoop)->ArgName("N")->Arg(1)->Arg(15)->Arg(63)->UseRealTime();
 BENCHMARK(BM_SmmuCmdq_TlbiVaSyncMsiPoll)->ArgName("N")->Arg(1)->Arg(15)->Arg(63)->UseRealTime();
 
