@@ -25,10 +25,14 @@
 //                                            to the SMMU's command queue (2^8 entries)
 //                                            and polls CMDQ_CONS until it reaches PROD;
 //                                            items = commands (N + 1 per batch)
-//   BM_SmmuCmdq_TlbiVaSyncConsPoll/<N>       the same, CMDQ_CONS polled with hal_read_poll32
-//                                            (poll_sleep on) in runs of 16 reads, GERROR
-//                                            checked between runs, as the driver's CONS
-//                                            waits do: asleep until CONS reaches PROD
+//   BM_SmmuCmdq_TlbiVaSyncConsPoll/<N>/<run> the same, CMDQ_CONS polled with hal_read_poll32
+//                                            (poll_sleep on) in runs of <run> reads, GERROR
+//                                            checked between runs: 16 as the driver's CONS
+//                                            waits (SMMU_ERR_POLL_INTERVAL), 0 for one poll
+//                                            until CONS reaches PROD with a timeout of 2^20
+//                                            reads, GERROR read only then, as Linux's
+//                                            queue_poll (readl_relaxed until consumed or
+//                                            ARM_SMMU_POLL_TIMEOUT_US)
 //   BM_SmmuCmdq_TlbiVaSyncMsiLoop/<N>        the same with an MSI CMD_SYNC writing its
 //                                            sequence number to a DRAM word, polled as the
 //                                            driver's MSI wait did: hal_load32 and
@@ -658,7 +662,7 @@ uint32_t wait_msi(SyncWait how, uint32_t old) {
   return v;
 }
 
-void cmdq_batches(benchmark::State& state, SyncWait how) {
+void cmdq_batches(benchmark::State& state, SyncWait how, unsigned run = 0) {
   if (const std::string& e = smmu_setup(); !e.empty()) {
     state.SkipWithError(e.c_str());
     return;
@@ -712,7 +716,8 @@ void cmdq_batches(benchmark::State& state, SyncWait how) {
     }
     if (how == SyncWait::kConsPoll) {
       const ConsTarget target{idx_mask, prod};
-      while (!cons_reached(hal_read_poll32(regs + reg::kCmdqCons, cons_reached, &target, 16, nullptr), &target)) {
+      const unsigned reads = run ? run : 1u << 20;
+      while (!cons_reached(hal_read_poll32(regs + reg::kCmdqCons, cons_reached, &target, reads, nullptr), &target)) {
         const uint32_t active = hal_read32(regs + reg::kGerror) ^ hal_read32(regs + reg::kGerrorn);
         if (active & reg::gerror::kCmdqErr.mask32()) {
           ok = false;
@@ -754,7 +759,9 @@ void cmdq_batches(benchmark::State& state, SyncWait how) {
 }
 
 void BM_SmmuCmdq_TlbiVaSync(benchmark::State& state) { cmdq_batches(state, SyncWait::kCons); }
-void BM_SmmuCmdq_TlbiVaSyncConsPoll(benchmark::State& state) { cmdq_batches(state, SyncWait::kConsPoll); }
+void BM_SmmuCmdq_TlbiVaSyncConsPoll(benchmark::State& state) {
+  cmdq_batches(state, SyncWait::kConsPoll, static_cast<unsigned>(state.range(1)));
+}
 void BM_SmmuCmdq_TlbiVaSyncMsiLoop(benchmark::State& state) { cmdq_batches(state, SyncWait::kMsiLoop); }
 void BM_SmmuCmdq_TlbiVaSyncMsiPoll(benchmark::State& state) { cmdq_batches(state, SyncWait::kMsiPoll); }
 
@@ -778,7 +785,10 @@ BENCHMARK(BM_SmmuAccess_Untranslated)->UseRealTime();
 BENCHMARK(BM_SmmuAccess_TlbHit)->UseRealTime();
 BENCHMARK(BM_SmmuAccess_Walk4Level)->UseRealTime();
 BENCHMARK(BM_SmmuCmdq_TlbiVaSync)->ArgName("N")->Arg(1)->Arg(15)->Arg(63)->UseRealTime();
-BENCHMARK(BM_SmmuCmdq_TlbiVaSyncConsPoll)->ArgName("N")->Arg(1)->Arg(15)->Arg(63)->UseRealTime();
+BENCHMARK(BM_SmmuCmdq_TlbiVaSyncConsPoll)
+    ->ArgNames({"N", "run"})
+    ->ArgsProduct({{1, 15, 63}, {16, 0}})
+    ->UseRealTime();
 BENCHMARK(BM_SmmuCmdq_TlbiVaSyncMsiLoop)->ArgName("N")->Arg(1)->Arg(15)->Arg(63)->UseRealTime();
 BENCHMARK(BM_SmmuCmdq_TlbiVaSyncMsiPoll)->ArgName("N")->Arg(1)->Arg(15)->Arg(63)->UseRealTime();
 
