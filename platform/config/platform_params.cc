@@ -17,7 +17,7 @@ const ParamTable<CpuConfig>& cpu_params() {
     p.add("isb_cycles", &C::isb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_ISB.");
     p.add("cpu_relax_cycles", &C::cpu_relax_cycles, 0, 1e6, "cycles", "hal_cpu_relax() in spin loops.");
     p.add("event_stream_ns", &C::event_stream_ns, 0, 1e12, "ns", "Period of the event stream that wakes WFE (Linux uses 100 us); 0 disables it.");
-    p.add("poll_sleep", &C::poll_sleep, "true (default): hal_poll32/64 sleep until the polled word can change instead of synchronising at every poll, each poll at the plain loop's simulated time, with the same results (docs/architecture.md, \"Polling\"; far fewer host-side synchronisations, docs/performance.md). false: the plain loop, a wait per poll.");
+    p.add("poll_sleep", &C::poll_sleep, "true (default): hal_poll32/64 sleep until the polled word can change, and hal_read_poll32 until the device reports a register value that ends the poll, instead of synchronising at every poll, each poll at the plain loop's simulated time, with the same results (docs/architecture.md, \"Polling\" and \"Polling a register\"; far fewer host-side synchronisations, docs/performance.md). false: the plain loop, a wait per poll.");
     p.add("stack_kib", &C::stack_kib, 64, 1 << 20, "KiB", "Host stack of each core's thread (sw/ code runs on it).");
     return p;
   }();
