@@ -38,10 +38,25 @@ nlohmann::json run(const std::string& scenario, const std::string& sets, bool sl
   return simulated(read_json(out / "stats.json"), skipped_reads);
 }
 
-// The first value that differs, or "".
-std::string first_difference(const nlohmann::json& want, const nlohmann::json& got) {
-  const nlohmann::json patch = nlohmann::json::diff(want, got);
-  return patch.empty() ? "" : std::to_string(patch.size()) + " values differ, first: " + patch.front().dump();
+// Runs `scenario` with `sets` asleep and as the plain loop, expects the same
+// results, and returns the sleeping run's (null if a run failed) with the
+// reads it slept through.
+nlohmann::json expect_loops_results(const std::string& scenario, const std::string& sets, uint64_t* slept) {
+  uint64_t looped = 0;
+  const nlohmann::json sleeping = run(scenario, sets, true, slept);
+  const nlohmann::json loop = run(scenario, sets, false, &looped);
+  if (sleeping.is_null() || loop.is_null()) return {};
+  const nlohmann::json patch = nlohmann::json::diff(loop, sleeping);
+  EXPECT_TRUE(patch.empty()) << patch.size() << " values differ, first: " << patch.front().dump();
+  EXPECT_EQ(looped, 0u);
+  return sleeping;
+}
+
+uint64_t sum_over_cores(const nlohmann::json& stats, const char* counter) {
+  uint64_t n = 0;
+  for (const auto& [cpu, s] : stats["cpus"].items())
+    if (s.is_object() && s.contains(counter)) n += s[counter].get<uint64_t>();
+  return n;
 }
 
 // Four cores invalidating and waiting for a CMD_SYNC whose completion they
@@ -50,21 +65,14 @@ std::string first_difference(const nlohmann::json& want, const nlohmann::json& g
 class RegisterPoll : public ::testing::TestWithParam<int> {};
 
 TEST_P(RegisterPoll, SleepingGivesThePlainLoopsResults) {
-  const std::string sets = "--set scenario.apps.0.params.sync=0 --set scenario.apps.0.params.cmdq=" +
-                           std::to_string(GetParam());
-  uint64_t slept = 0, looped = 0;
-  const nlohmann::json sleeping = run("smmu_stress", sets, true, &slept);
-  const nlohmann::json loop = run("smmu_stress", sets, false, &looped);
+  uint64_t slept = 0;
+  const nlohmann::json sleeping = expect_loops_results(
+      "smmu_stress", "--set scenario.apps.0.params.sync=0 --set scenario.apps.0.params.cmdq=" + std::to_string(GetParam()),
+      &slept);
   ASSERT_FALSE(sleeping.is_null());
-  ASSERT_FALSE(loop.is_null());
-  EXPECT_EQ(first_difference(loop, sleeping), "");
   // The sleeps happened: reads were left out, and counted as made.
   EXPECT_GT(slept, 1000u);
-  EXPECT_EQ(looped, 0u);
-  uint64_t mmio = 0;
-  for (const auto& [cpu, s] : sleeping["cpus"].items())
-    if (s.is_object() && s.contains("mmio_accesses")) mmio += s["mmio_accesses"].get<uint64_t>();
-  EXPECT_GT(mmio, slept);
+  EXPECT_GT(sum_over_cores(sleeping, "mmio_accesses"), slept);
 }
 
 // Sixteen cores receiving from the 100 Gbit/s NIC, each unmapping with a
@@ -72,20 +80,15 @@ TEST_P(RegisterPoll, SleepingGivesThePlainLoopsResults) {
 // sweep point strict-spinlock+poll), the NIC's interrupts coming in while
 // cores sleep in their polls.
 TEST(RegisterPoll, NicReceiveWithPolledSyncsGivesThePlainLoopsResults) {
-  const std::string sets =
-      "--set scenario.apps.0.params.unmap=0 --set scenario.apps.0.params.cmdq=0 "
-      "--set scenario.apps.0.params.sync=0 --set scenario.apps.0.params.elide=0";
-  uint64_t slept = 0, looped = 0;
-  const nlohmann::json sleeping = run("seed001_nic_100g", sets, true, &slept);
-  const nlohmann::json loop = run("seed001_nic_100g", sets, false, &looped);
+  uint64_t slept = 0;
+  const nlohmann::json sleeping =
+      expect_loops_results("seed001_nic_100g",
+                           "--set scenario.apps.0.params.unmap=0 --set scenario.apps.0.params.cmdq=0 "
+                           "--set scenario.apps.0.params.sync=0 --set scenario.apps.0.params.elide=0",
+                           &slept);
   ASSERT_FALSE(sleeping.is_null());
-  ASSERT_FALSE(loop.is_null());
-  EXPECT_EQ(first_difference(loop, sleeping), "");
   EXPECT_GT(slept, 10000u);
-  uint64_t irqs = 0;
-  for (const auto& [cpu, s] : sleeping["cpus"].items())
-    if (s.is_object() && s.contains("irqs_taken")) irqs += s["irqs_taken"].get<uint64_t>();
-  EXPECT_GT(irqs, 10u);
+  EXPECT_GT(sum_over_cores(sleeping, "irqs_taken"), 10u);
 }
 
 // One core filling a two-slot queue with TLBIs of 200 ns: it waits for room
@@ -94,17 +97,15 @@ TEST(RegisterPoll, NicReceiveWithPolledSyncsGivesThePlainLoopsResults) {
 // earlier. (Woken at the kernel's time instead, it read CONS before the
 // consumer's time and the results moved.)
 TEST(RegisterPoll, ConsMovedAheadOfTheKernelIsSeenAtItsTime) {
-  const std::string sets =
-      "--set platform.smmu.features.cmdqs=1 --set platform.smmu.cmdq.tlbi_ns=200 "
-      "--set platform.smmu.cmdq.decode_ns=0 --set scenario.apps.0.cores=[0] "
-      "--set scenario.apps.0.params.pages=16 --set scenario.apps.0.params.sync=0 "
-      "--set scenario.apps.0.params.cmdq=0";
-  uint64_t slept = 0, looped = 0;
-  const nlohmann::json sleeping = run("smmu_stress", sets, true, &slept);
-  const nlohmann::json loop = run("smmu_stress", sets, false, &looped);
+  uint64_t slept = 0;
+  const nlohmann::json sleeping =
+      expect_loops_results("smmu_stress",
+                           "--set platform.smmu.features.cmdqs=1 --set platform.smmu.cmdq.tlbi_ns=200 "
+                           "--set platform.smmu.cmdq.decode_ns=0 --set scenario.apps.0.cores=[0] "
+                           "--set scenario.apps.0.params.pages=16 --set scenario.apps.0.params.sync=0 "
+                           "--set scenario.apps.0.params.cmdq=0",
+                           &slept);
   ASSERT_FALSE(sleeping.is_null());
-  ASSERT_FALSE(loop.is_null());
-  EXPECT_EQ(first_difference(loop, sleeping), "");
   EXPECT_GT(slept, 1000u);
   EXPECT_GT(sleeping["sw"]["smmu_stress"]["cmdq_full_waits"].get<double>(), 100.0);
 }
