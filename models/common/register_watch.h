@@ -1,5 +1,5 @@
 // Sleeping polls of device registers (hal_read_poll32, CpuCore::read_poll;
-// docs/architecture.md, "Polling").
+// docs/architecture.md, "Polling a register").
 //
 // A core that polls a register the plain way synchronises with the kernel at
 // every read. A sleeping poll instead leaves a RegisterWatch with the device
@@ -64,8 +64,8 @@ class RegisterPollBus {
   // The device behind [addr, addr + size) when it can watch it, with the
   // register's offset in it; nullptr otherwise (the core polls the plain way).
   virtual WatchableRegisters* watchable(uint64_t addr, unsigned size, uint64_t* offset) = 0;
-  // `n` reads of `addr` a poll made asleep: counted as made.
-  virtual void count_reads_slept_through(uint64_t addr, uint64_t n) = 0;
+  // `n` reads a poll made asleep: counted as made.
+  virtual void count_reads_slept_through(uint64_t n) = 0;
 };
 
 // A device's watches, checked after anything that may change a register.

@@ -1,7 +1,7 @@
 // CpuCore's polls: hal_poll32/64 on a shared word and hal_read_poll32 on a
 // device register (sw/hal/hal.h). Each is exactly the loop it stands for,
 // with the core asleep between the polls that cannot end it
-// (docs/architecture.md, "Polling").
+// (docs/architecture.md, "Polling" and "Polling a register").
 #include <algorithm>
 #include <functional>
 #include <optional>
@@ -99,7 +99,7 @@ CpuCore::PollResult CpuCore::poll(const volatile void* p, unsigned size, uint64_
 uint64_t CpuCore::skip_polls(uint64_t left) {
   const CpuConfig& cfg = cluster_.config();
   const PollGrid grid{now(), (cfg.shared_load_cycles + cfg.cpu_relax_cycles) * cycle_ps_, 0, clock_.quantum()};
-  const uint64_t j = sleep_on_grid(grid, left, false, 0) / 2;
+  const uint64_t j = sleep_on_grid(grid, left, false) / 2;
   if (j == 0) return 0;
   atomics_.add(j);
   if (poll_skipped_) poll_skipped_->add(j);
@@ -115,7 +115,7 @@ uint64_t CpuCore::skip_polls(uint64_t left) {
 // of the polled value (poll_.changed, seen by a poll), an interrupt due (taken
 // at the first synchronisation at or after its time) or the last of `left`
 // polls. Leaves the core at that position's time and returns it.
-uint64_t CpuCore::sleep_on_grid(const PollGrid& g, uint64_t left, bool mmio, uint64_t mmio_addr) {
+uint64_t CpuCore::sleep_on_grid(const PollGrid& g, uint64_t left, bool mmio) {
   if (left < 2 || g.period == 0 || poll_.changed || g.g0 >= kFar) return 0;
   const uint64_t last = 2 * std::min<uint64_t>(left - 1, (kFar - g.g0) / g.period);
   // Whether position `pos`, at this core's rank in its picosecond, comes at
@@ -162,7 +162,7 @@ uint64_t CpuCore::sleep_on_grid(const PollGrid& g, uint64_t left, bool mmio, uin
     // A wake-up later than any run can last is left out: SystemC would keep
     // it in its timed-event heap until then once a change ends the sleep.
     const Ps wake_at = g.time(stop);
-    sleep_ = PollSleep{true, wake_at >= kMaxRankedPs, g.g0, g.period, mmio, mmio_addr};
+    sleep_ = PollSleep{true, wake_at >= kMaxRankedPs, g.g0, g.period, mmio};
     if (sleep_.forever) {
       if (irq_masked_) sc_core::wait(poll_wake_);
       else sc_core::wait(poll_wake_or_irq_);
@@ -184,6 +184,9 @@ class CpuCore::RegisterPollWatch : public RegisterWatch {
  public:
   RegisterPollWatch(CpuCore& c, uint64_t offset, unsigned size, std::function<bool(uint64_t)> ends)
       : RegisterWatch(offset, size, std::move(ends)), c_(c) {}
+  // Marked changed now, for a change `delay` ahead: the device runs ahead
+  // only while nothing else can run before its time (TimeRank::alone_until),
+  // so this core wakes at the change or later, never before it.
   void ended(const sc_core::sc_time& delay) override {
     c_.poll_.changed = true;
     c_.poll_wake_.notify(delay);
@@ -227,7 +230,7 @@ CpuCore::PollResult CpuCore::read_poll(uint64_t addr, unsigned size, const std::
     if (!read_made) {
       const Ps start = now();
       // This read sees every change so far, those made while it synchronises too.
-      poll_.changed = false;
+      if (regs) poll_.changed = false;
       uint64_t v = 0;
       if (size == 4) {
         uint32_t v32 = 0;
@@ -245,19 +248,25 @@ CpuCore::PollResult CpuCore::read_poll(uint64_t addr, unsigned size, const std::
     cpu_relax();
     if (!regs || irqs_taken_.value() != irqs || read == 0) continue;
     const PollGrid grid{now(), read + relax, read, clock_.quantum()};
-    const uint64_t pos = sleep_on_grid(grid, max_polls == 0 ? UINT64_MAX : max_polls - n, true, addr);
+    const uint64_t pos = sleep_on_grid(grid, max_polls == 0 ? UINT64_MAX : max_polls - n, true);
     const uint64_t reads = (pos + 1) / 2;
     if (reads == 0) continue;
     n += reads;
     mmio_accesses_.add(reads);
-    bus->count_reads_slept_through(addr, reads);
+    bus->count_reads_slept_through(reads);
     if (poll_skipped_reads_) poll_skipped_reads_->add(reads);
-    // Stopped at the end of a read where the loop synchronises (an
-    // interrupt is due): the read found nothing new, the loop goes on from there.
     if (pos % 2) {
+      // Stopped at the end of a read where the loop synchronises (an
+      // interrupt is due): the read found nothing new, the loop goes on from there.
       irqs_then = irqs_taken_.value();
       sync();
       read_made = true;
+    } else {
+      // At a read: the loop's cpu_relax before it synchronised if it reached
+      // a quantum boundary (the one set at the previous read's start or end),
+      // and the read's own synchronisation comes after that one's handlers.
+      const Ps g = now(), quantum = clock_.quantum();
+      if (quantum == 0 || g / quantum > (g - relax) / quantum) sync();
     }
   }
   r.polls = static_cast<unsigned>(n);
@@ -271,7 +280,7 @@ void CpuCore::count_polls_slept_through(Ps end) {
   const uint64_t n = (end - sleep_.g0) / sleep_.period + 1;
   if (sleep_.mmio) {
     mmio_accesses_.add(n);
-    if (RegisterPollBus* bus = cluster_.register_bus()) bus->count_reads_slept_through(sleep_.mmio_addr, n);
+    if (RegisterPollBus* bus = cluster_.register_bus()) bus->count_reads_slept_through(n);
     if (poll_skipped_reads_) poll_skipped_reads_->add(n);
   } else {
     atomics_.add(n);
@@ -280,7 +289,7 @@ void CpuCore::count_polls_slept_through(Ps end) {
   sleep_.active = false;
 }
 
-void CpuCore::end_poll() {
+void CpuCore::abandon_polls() {
   set_poll(PollWatch{});
   unwatch_registers(register_watches_.size());
 }

@@ -94,7 +94,7 @@ void CpuCore::run() {
   if (run_guarded()) {
     unpoison_abandoned_frames(guard_hi_);
     current_ = this;
-    end_poll();  // the program's frames are gone, a poll among them
+    abandon_polls();  // the program's frames are gone, a poll among them
     exit_code_ = -1;
     if (fault_.kind == StopKind::kInterrupted) {
       // Stopped where it was: the core did not finish, the run ends now.

@@ -224,8 +224,9 @@ class CpuCore : public sc_core::sc_module {
   struct PollScope;
   class RegisterPollWatch;
   uint64_t skip_polls(uint64_t left);
-  uint64_t sleep_on_grid(const PollGrid& g, uint64_t left, bool mmio, uint64_t mmio_addr);
-  void end_poll();  // and every register watch (after an escape)
+  uint64_t sleep_on_grid(const PollGrid& g, uint64_t left, bool mmio);
+  // After an escape from the program: its polls' frames are gone.
+  void abandon_polls();
   void unwatch_registers(size_t n);
 
   static CpuCore* current_;
@@ -277,8 +278,7 @@ class CpuCore : public sc_core::sc_module {
     bool active = false;
     bool forever = false;  // no timeout: nothing but a change ends it
     Ps g0 = 0, period = 0;
-    bool mmio = false;       // a register poll, of this address
-    uint64_t mmio_addr = 0;
+    bool mmio = false;  // a register poll
   };
   PollSleep sleep_;
   sc_core::sc_event poll_wake_;

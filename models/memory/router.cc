@@ -47,7 +47,7 @@ WatchableRegisters* Router::watchable(uint64_t addr, unsigned size, uint64_t* of
   return watchable_[r->port];
 }
 
-void Router::count_reads_slept_through(uint64_t, uint64_t n) { transactions_.add(n); }
+void Router::count_reads_slept_through(uint64_t n) { transactions_.add(n); }
 
 bool Router::get_direct_mem_ptr(int, tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
   const uint64_t addr = trans.get_address();

@@ -39,7 +39,7 @@ class Router : public sc_core::sc_module, public RegisterPollBus {
   // RegisterPollBus: a read through the router takes its hop and counts as
   // one of its transactions.
   WatchableRegisters* watchable(uint64_t addr, unsigned size, uint64_t* offset) override;
-  void count_reads_slept_through(uint64_t addr, uint64_t n) override;
+  void count_reads_slept_through(uint64_t n) override;
 
   const AddressMap& address_map() const { return map_; }
 

@@ -187,6 +187,8 @@ void Smmu::reg_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& dela
     return;
   }
   bool ok = false;
+  // Reads change nothing and take reg_latency_ns whatever else happens:
+  // watchable() promises it, for the cores that poll CONS asleep.
   // The ECMDQ interfaces in the command queue control pages, else pages 0/1.
   const bool ecmdq = ecmdq_.contains(off);
   if (trans.is_read()) {

@@ -163,7 +163,9 @@ uint64_t hal_poll64(const volatile uint64_t *p, uint64_t mask, uint64_t value, e
  * device behind pa calls it too, on each new value of the register, and the
  * core sleeps until a read would end the loop (or an interrupt is due for
  * it, or the last read comes), then resumes at that read of the loop
- * (docs/architecture.md, "Polling"). Registers that a device cannot watch
+ * (docs/architecture.md, "Polling a register"). `done` then runs outside
+ * this core's program: a fault in it stops the simulator, not the core.
+ * Registers that a device cannot watch
  * so (any but the SMMU's CMDQ_CONS and ECMDQ CONS today) are simply read
  * in the loop. */
 typedef bool (*hal_poll_done_fn)(uint32_t v, const void *arg);

@@ -109,11 +109,16 @@ int smmu_ecmdq_issue(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigne
     return err;
   }
   const bool sev = dev->policy.sync == SMMU_SYNC_SEV;
+  /* The reads that find neither would only relax and note CONS in e->q.cons:
+   * hal_read_poll32 makes them, but notes only the last. That is the same
+   * only while no handler on this core can issue to this queue meanwhile:
+   * under the lock of a shared queue (it would wait for the lock forever,
+   * as in the loop). A queue of its own polls read by read. */
+  const bool poll = !sev && shared;
   for (;;) {
-    /* The reads that find neither would only relax: hal_read_poll32 makes them. */
     const struct ecmdq_wait w = {e->q.log2size, sync_at, e->errack};
     const uint32_t cons =
-        sev ? ecmdq_cons(e) : hal_read_poll32(e->regs + SMMU_ECMDQ_CONS, ecmdq_wait_over, &w, 0, NULL);
+        poll ? hal_read_poll32(e->regs + SMMU_ECMDQ_CONS, ecmdq_wait_over, &w, 0, NULL) : ecmdq_cons(e);
     if (ecmdq_skip_error(dev, e, cons)) err = -1;
     e->q.cons = cons & q_wrap_mask(e->q.log2size);
     if (q_consumed(e->q.log2size, e->q.cons, sync_at)) break;

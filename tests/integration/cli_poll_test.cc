@@ -61,14 +61,17 @@ uint64_t sum_over_cores(const nlohmann::json& stats, const char* counter) {
 
 // Four cores invalidating and waiting for a CMD_SYNC whose completion they
 // poll through CONS, under each command-queue policy: 0 spinlock (the SYNC
-// waited for under the lock), 1 lock-free (v5.4), 2 one ECMDQ per core.
+// waited for under the lock), 1 lock-free (v5.4), 2 ECMDQs, two of them for
+// the four cores (a queue of its own is polled read by read).
 class RegisterPoll : public ::testing::TestWithParam<int> {};
 
 TEST_P(RegisterPoll, SleepingGivesThePlainLoopsResults) {
   uint64_t slept = 0;
-  const nlohmann::json sleeping = expect_loops_results(
-      "smmu_stress", "--set scenario.apps.0.params.sync=0 --set scenario.apps.0.params.cmdq=" + std::to_string(GetParam()),
-      &slept);
+  std::string sets =
+      "--set scenario.apps.0.params.sync=0 --set scenario.apps.0.params.cmdq=" + std::to_string(GetParam());
+  if (GetParam() == 2)
+    sets += " --set platform.smmu.features.ecmdq_log2_pages=0 --set platform.smmu.features.ecmdq_log2_queues=1";
+  const nlohmann::json sleeping = expect_loops_results("smmu_stress", sets, &slept);
   ASSERT_FALSE(sleeping.is_null());
   // The sleeps happened: reads were left out, and counted as made.
   EXPECT_GT(slept, 1000u);
@@ -111,7 +114,7 @@ TEST(RegisterPoll, ConsMovedAheadOfTheKernelIsSeenAtItsTime) {
 }
 
 std::string policy_name(const ::testing::TestParamInfo<int>& info) {
-  const char* const kNames[] = {"spinlock", "lockfree", "ecmdq"};
+  const char* const kNames[] = {"spinlock", "lockfree", "shared_ecmdq"};
   return kNames[info.param];
 }
 

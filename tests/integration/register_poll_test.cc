@@ -5,8 +5,10 @@
 // over every phase of a read; each core's handler records when it ran. The
 // loop takes an interrupt at its first synchronisation at or after it: a
 // read's start, or its end when the read crossed a quantum boundary (a short
-// quantum makes that common). The sleeping poll must run every handler at
-// the loop's time and count the same reads.
+// quantum makes that common), or before it, at the end of the relax that
+// reached a boundary; a handler that takes time there makes the read's own
+// synchronisation come later and take what fell due meanwhile. The sleeping
+// poll must run every handler at the loop's time and count the same reads.
 #include <systemc>
 
 #include <gtest/gtest.h>
@@ -18,7 +20,7 @@ namespace smmu_vp::test {
 namespace {
 
 constexpr unsigned kLine[2] = {200, 201};  // core 0's, core 1's
-constexpr int kRaises = 60;
+constexpr int kRaises = 120;  // in pairs 3 ns apart
 constexpr unsigned kReads = 4000;
 constexpr uint64_t kStartNs = 1000;
 uint64_t g_handled_ps[2][kRaises];
@@ -30,6 +32,7 @@ void on_irq(unsigned line, void*) {
   const int core = line == kLine[0] ? 0 : 1;
   if (g_handled[core] < kRaises) g_handled_ps[core][g_handled[core]] = hal_now_ps();
   ++g_handled[core];
+  hal_delay_ns(6);  // the handler's work, after its last synchronisation
 }
 
 bool never(uint32_t, const void*) { return false; }
@@ -61,13 +64,14 @@ int loop_main(void) {
 }
 const hal_app loop_app = {"loop_poll", "polls CMDQ_CONS with hal_read32 in a loop", loop_main, nullptr};
 
-// Raises both lines at once, every 7.3 ns plus a little from the polls' start.
+// Raises both lines at once, in pairs 3 ns apart, a pair every 73 to 139 ns
+// from the polls' start.
 void raiser(InterruptController* intc) {
   sc_core::wait(sc_core::sc_time(kStartNs + 50, sc_core::SC_NS));
   for (int i = 0; i < kRaises; ++i) {
     intc->raise_line(kLine[0]);
     intc->raise_line(kLine[1]);
-    sc_core::wait(sc_core::sc_time(73 + 11 * (i % 7), sc_core::SC_NS));
+    sc_core::wait(sc_core::sc_time(i % 2 ? 73 + 11 * (i / 2 % 7) : 3, sc_core::SC_NS));
   }
 }
 
@@ -83,9 +87,10 @@ TEST(RegisterPoll, InterruptsAreTakenAtTheLoopsTime) {
   const Counter* slept = p.stats().find_counter("cpus.cpu0.poll_skipped_reads");
   ASSERT_NE(slept, nullptr);
   EXPECT_GT(slept->value(), kReads / 2);  // it slept through most reads
-  ASSERT_EQ(g_handled[0], kRaises);
-  ASSERT_EQ(g_handled[1], kRaises);
-  for (int i = 0; i < kRaises; ++i) EXPECT_EQ(g_handled_ps[0][i], g_handled_ps[1][i]) << "interrupt " << i;
+  // A raise while the line is still pending is one interrupt with it.
+  ASSERT_EQ(g_handled[0], g_handled[1]);
+  ASSERT_GT(g_handled[0], kRaises / 2);
+  for (int i = 0; i < g_handled[0]; ++i) EXPECT_EQ(g_handled_ps[0][i], g_handled_ps[1][i]) << "interrupt " << i;
   EXPECT_EQ(g_reads[0], kReads);
   EXPECT_EQ(g_reads[1], kReads);
   EXPECT_EQ(g_end_ps[0], g_end_ps[1]);
