@@ -34,6 +34,10 @@ class CoreClock {
   // step synchronises (the boundary is t itself).
   void start_quantum(Ps t) { next_boundary_ = quantum_ ? (t / quantum_ + 1) * quantum_ : t; }
   Ps next_boundary() const { return next_boundary_; }
+  // Whether a core that synchronised at `from` and ran on to `to` has
+  // reached the boundary start_quantum(from) set: a quantum boundary lies in
+  // (from, to], or there is no quantum.
+  bool boundary_between(Ps from, Ps to) const { return quantum_ == 0 || to / quantum_ > from / quantum_; }
   Ps quantum() const { return quantum_; }
 
  private:

@@ -25,16 +25,14 @@ constexpr uintptr_t kRegisterPoll = ~uintptr_t{0} - 1;
 // point (read 0). Positions count both in time order: 2i is poll i, 2i + 1
 // the end of its read.
 struct CpuCore::PollGrid {
-  Ps g0 = 0, period = 0, read = 0, quantum = 0;
+  Ps g0 = 0, period = 0, read = 0;
+  const CoreClock& clock;
   Ps time(uint64_t pos) const { return g0 + pos / 2 * period + (pos % 2 ? read : 0); }
   // Whether the core synchronises at a position: at every poll, and at the
-  // end of a read that reached the quantum boundary set at its start
-  // (CoreClock::start_quantum).
+  // end of a read that reached the quantum boundary set at its start.
   bool syncs(uint64_t pos) const {
     if (pos % 2 == 0) return true;
-    if (read == 0) return false;
-    const Ps g = time(pos - 1);
-    return quantum == 0 || g + read >= (g / quantum + 1) * quantum;
+    return read != 0 && clock.boundary_between(time(pos - 1), time(pos));
   }
 };
 
@@ -98,15 +96,15 @@ CpuCore::PollResult CpuCore::poll(const volatile void* p, unsigned size, uint64_
 // loads skipped; each counts as the shared access it stands for.
 uint64_t CpuCore::skip_polls(uint64_t left) {
   const CpuConfig& cfg = cluster_.config();
-  const PollGrid grid{now(), (cfg.shared_load_cycles + cfg.cpu_relax_cycles) * cycle_ps_, 0, clock_.quantum()};
+  const PollGrid grid{now(), (cfg.shared_load_cycles + cfg.cpu_relax_cycles) * cycle_ps_, 0, clock_};
   const uint64_t j = sleep_on_grid(grid, left, false) / 2;
   if (j == 0) return 0;
   atomics_.add(j);
   if (poll_skipped_) poll_skipped_->add(j);
   // The loop's cpu_relax before load j synchronised if a quantum boundary
   // lies in (g(j-1), gj]: the sync after the load there set the next one.
-  const Ps gj = now(), quantum = clock_.quantum();
-  if (quantum == 0 || gj / quantum > (gj - grid.period) / quantum) sync();
+  const Ps gj = now();
+  if (clock_.boundary_between(gj - grid.period, gj)) sync();
   return j;
 }
 
@@ -196,8 +194,8 @@ class CpuCore::RegisterPollWatch : public RegisterWatch {
   CpuCore& c_;
 };
 
-CpuCore::PollResult CpuCore::read_poll(uint64_t addr, unsigned size, const std::function<bool(uint64_t)>& done,
-                                       unsigned max_polls) {
+CpuCore::PollResult CpuCore::read_poll(uint64_t addr, const std::function<bool(uint64_t)>& done, unsigned max_polls) {
+  constexpr unsigned size = 4;
   uint64_t offset = 0;
   RegisterPollBus* bus = cluster_.register_bus();
   WatchableRegisters* regs = cluster_.config().poll_sleep && bus ? bus->watchable(addr, size, &offset) : nullptr;
@@ -231,14 +229,8 @@ CpuCore::PollResult CpuCore::read_poll(uint64_t addr, unsigned size, const std::
       const Ps start = now();
       // This read sees every change so far, those made while it synchronises too.
       if (regs) poll_.changed = false;
-      uint64_t v = 0;
-      if (size == 4) {
-        uint32_t v32 = 0;
-        access(false, addr, &v32, 4);
-        v = v32;
-      } else {
-        access(false, addr, &v, 8);
-      }
+      uint32_t v = 0;
+      access(false, addr, &v, size);
       r.value = v;
       ++n;
       if (done(r.value)) break;
@@ -247,7 +239,7 @@ CpuCore::PollResult CpuCore::read_poll(uint64_t addr, unsigned size, const std::
     read_made = false;
     cpu_relax();
     if (!regs || irqs_taken_.value() != irqs || read == 0) continue;
-    const PollGrid grid{now(), read + relax, read, clock_.quantum()};
+    const PollGrid grid{now(), read + relax, read, clock_};
     const uint64_t pos = sleep_on_grid(grid, max_polls == 0 ? UINT64_MAX : max_polls - n, true);
     const uint64_t reads = (pos + 1) / 2;
     if (reads == 0) continue;
@@ -265,8 +257,8 @@ CpuCore::PollResult CpuCore::read_poll(uint64_t addr, unsigned size, const std::
       // At a read: the loop's cpu_relax before it synchronised if it reached
       // a quantum boundary (the one set at the previous read's start or end),
       // and the read's own synchronisation comes after that one's handlers.
-      const Ps g = now(), quantum = clock_.quantum();
-      if (quantum == 0 || g / quantum > (g - relax) / quantum) sync();
+      const Ps g = now();
+      if (clock_.boundary_between(g - relax, g)) sync();
     }
   }
   r.polls = static_cast<unsigned>(n);

@@ -124,7 +124,7 @@ class CpuCore : public sc_core::sc_module {
   }
   // hal_read_poll32 (sw/hal/hal.h): exactly the loop
   //   for (n = 0; max_polls == 0 || n < max_polls; ++n) {
-  //     v = read(addr);  // access(false, addr, &v, size)
+  //     v = read(addr);  // access(false, addr, &v, 4)
   //     if (done(v)) break;
   //     cpu_relax();
   //   }
@@ -133,8 +133,7 @@ class CpuCore : public sc_core::sc_module {
   // between reads until the device reports a value that ends the poll, an
   // interrupt is due or the last read comes, and resumes on the loop's grid.
   // `done` must depend on its argument alone: the device calls it too.
-  PollResult read_poll(uint64_t addr, unsigned size, const std::function<bool(uint64_t)>& done,
-                       unsigned max_polls);
+  PollResult read_poll(uint64_t addr, const std::function<bool(uint64_t)>& done, unsigned max_polls);
   // Asleep in a poll with no bound: the loop would spin until the run ends.
   bool polls_forever() const { return sleep_.active && sleep_.forever; }
   // At the end of a run: counts the loads a poll asleep since g0 would have

@@ -87,14 +87,14 @@ void CommandQueueConsumer::stop_with_error(uint32_t cerror, const char* why) {
   // IHI 0070 7.1: CONS stays on the failing command; the error becomes
   // visible in GERROR and consumption stops until software acknowledges it.
   if (const uint32_t gerror_bit = regs_.raise_error(cerror)) {
-    if (hooks_.cons_changed) hooks_.cons_changed(sc_core::SC_ZERO_TIME);  // CONS.ERR
+    if (hooks_.cons_changed) hooks_.cons_changed(rank_, now());  // CONS.ERR
     hooks_.raise_gerror(gerror_bit, now_ps());
   }
 }
 
 void CommandQueueConsumer::publish_cons(uint32_t index) {
   regs_.set_cons(index);
-  if (hooks_.cons_changed) hooks_.cons_changed(rank_.until(now()));
+  if (hooks_.cons_changed) hooks_.cons_changed(rank_, now());
 }
 
 // IHI 0070 4.7.3: the SYNC completes after every earlier command, and every

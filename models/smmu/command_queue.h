@@ -69,8 +69,8 @@ class CommandQueueConsumer : public sc_core::sc_module {
     std::function<void()> send_event;                // CS = SIG_SEV
     std::function<Ps(Ps t)> translations_drained;    // when translations begun by t have finished
     std::function<void(const Command& cmd, Ps at)> executed;  // every command consumed (may be empty)
-    // CONS took a new value, `delay` from now (the consumer's ranked time).
-    std::function<void(const sc_core::sc_time& delay)> cons_changed;
+    // CONS took a new value at `at`, the consumer's time, at its `rank`.
+    std::function<void(const TimeRank& rank, Ps at)> cons_changed;
   };
 
   SC_HAS_PROCESS(CommandQueueConsumer);

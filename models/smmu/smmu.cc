@@ -148,7 +148,9 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, IrqSink* irq, St
     if (send_event_) send_event_();
   };
   hooks.translations_drained = [this](Ps t) { return translator_->drained_by(t); };
-  hooks.cons_changed = [this](const sc_core::sc_time& delay) { check_watches(delay); };
+  hooks.cons_changed = [this](const TimeRank& rank, Ps at) {
+    if (!watches_.empty()) check_watches(rank.until(at));
+  };
   hooks.executed = [this](const Command& cmd, Ps at) {
     if (observer_) observer_->on_command(cmd, at);
   };

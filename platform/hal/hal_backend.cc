@@ -171,8 +171,8 @@ uint64_t hal_poll64(const volatile uint64_t* p, uint64_t mask, uint64_t value, e
 
 uint32_t hal_read_poll32(phys_addr_t pa, hal_poll_done_fn done, const void* arg, unsigned max_polls,
                          unsigned* polls) {
-  const CpuCore::PollResult r = core().read_poll(
-      pa, 4, [done, arg](uint64_t v) { return done(static_cast<uint32_t>(v), arg); }, max_polls);
+  const CpuCore::PollResult r =
+      core().read_poll(pa, [done, arg](uint64_t v) { return done(static_cast<uint32_t>(v), arg); }, max_polls);
   if (polls) *polls = r.polls;
   return static_cast<uint32_t>(r.value);
 }

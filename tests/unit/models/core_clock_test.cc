@@ -34,6 +34,25 @@ TEST(CoreClock, NoQuantumSynchronisesAtEveryStep) {
   EXPECT_TRUE(c.need_sync(7'000));
 }
 
+// boundary_between(from, to): what need_sync() says at `to` after a
+// synchronisation at `from`, without the clock's state (the polls ask it of
+// times the loop they stand for would have passed).
+TEST(CoreClock, BoundaryBetweenIsNeedSyncAfterASyncThere) {
+  for (const Ps quantum : {Ps{0}, Ps{500'000}, Ps{30'000}}) {
+    CoreClock c(quantum);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 20000; ++i) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      const Ps from = x % 10'000'000, to = from + (x >> 32) % 1'200'000;
+      c.start_quantum(from);
+      c.set_ahead(to - from);
+      ASSERT_EQ(c.boundary_between(from, to), c.need_sync(from)) << quantum << " " << from << " " << to;
+    }
+  }
+}
+
 // A thread that runs ahead by random steps, synchronises at random ranks
 // within a picosecond, and sometimes waits without resetting (as a core
 // woken from WFI does): both keepers must agree at every step.
