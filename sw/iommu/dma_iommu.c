@@ -57,7 +57,7 @@ static unsigned dma_prot(const struct dma_dev *dev, enum dma_data_direction dir)
   }
 }
 
-/* ---- Flush queue (lazy unmap, facts §6). */
+/* ---- Flush queue (lazy unmap, Linux v6.1 dma-iommu.c queue_iova and fq_flush_timeout). */
 
 static bool cookie_is_lazy(const struct iommu_dma_cookie *c) { return c->policy.unmap == DMA_UNMAP_LAZY; }
 

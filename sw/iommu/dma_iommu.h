@@ -2,8 +2,8 @@
  * DMA API on an IOMMU domain, after Linux's drivers/iommu/dma-iommu.c: map a
  * buffer or a scatter-gather list for a device (allocate an IOVA range, map
  * it, bounce through swiotlb when the device may not see the rest of the
- * page), and unmap it again, strictly or through a flush queue (facts §6;
- * docs/dma-mapping.md).
+ * page), and unmap it again, strictly or through a flush queue (Linux v6.1
+ * dma-iommu.c queue_iova and fq_flush_timeout; docs/dma-mapping.md).
  *
  * Two objects, as Linux has them:
  *  - struct iommu_dma_cookie: what belongs to a domain used for DMA: its IOVA

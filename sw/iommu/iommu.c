@@ -86,8 +86,9 @@ static void flush_op_tlb_flush_walk(uint64_t iova, size_t size, size_t granule, 
 
 /* A leaf left the tree: remember it for the next sync. A leaf of another size
  * than those gathered, or one that would stretch the range over IOVAs never
- * unmapped, is not merged: the gathered range is synced first (facts §6, the
- * rule of Linux's gather helper). */
+ * unmapped, is not merged: the gathered range is synced first (the rule of
+ * Linux's gather helper, iommu_iotlb_gather_add_page in v6.1
+ * include/linux/iommu.h). */
 static void flush_op_tlb_add_page(struct iommu_iotlb_gather *gather, uint64_t iova, size_t granule, void *cookie) {
   struct iommu_domain *dom = (struct iommu_domain *)cookie;
   charge_indirect(dom, 1);

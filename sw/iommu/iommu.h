@@ -3,7 +3,9 @@
  * ASID that tags them) on the arm-smmu-v3 driver, with map, unmap, IOTLB
  * gather and sync, and map_sg, after the behaviour of Linux's
  * drivers/iommu/iommu.c with arm-smmu-v3 as the driver and io-pgtable-arm as
- * the page-table format (facts §6, §7; docs/dma-mapping.md).
+ * the page-table format (Linux v6.1: iommu_iotlb_gather_add_page in
+ * include/linux/iommu.h, __arm_lpae_map and __arm_lpae_unmap in
+ * io-pgtable-arm.c; docs/dma-mapping.md).
  *
  * Layers and how they call each other (Linux reaches each arrow marked * through
  * a function pointer; here each costs one "indirect_call", docs/dma-mapping.md):

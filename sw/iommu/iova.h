@@ -1,6 +1,8 @@
 /*
  * IOVA allocator of the DMA-mapping layer, after Linux's drivers/iommu/iova.c
- * (facts §8, seed 001).
+ * (__alloc_and_insert_iova_range and the per-CPU rcache; the 64-bit cached
+ * node is commit e60aa7b53845 "iommu/iova: Extend rbtree node caching";
+ * seed 001).
  *
  * A domain keeps its allocated ranges as struct iova nodes {pfn_lo, pfn_hi}
  * in a red-black tree ordered by pfn, with an anchor node at pfn ~0 above

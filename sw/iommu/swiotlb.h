@@ -1,6 +1,9 @@
 /*
  * Bounce buffers (software IO TLB) for the DMA-mapping layer, after Linux's
- * kernel/dma/swiotlb.c (facts §9, seed 004).
+ * kernel/dma/swiotlb.c, swiotlb_find_slots (areas: commit 20347fca71a3
+ * "swiotlb: split up the global swiotlb lock"; dynamic pools: commit
+ * 1aaa736815eb "swiotlb: allocate a new memory pool when existing pools are
+ * full"; seed 004).
  *
  * A pool is one physically contiguous buffer cut into 2 KiB slots, grouped in
  * segments of 128 slots (no mapping crosses a segment, so the largest is

@@ -1,6 +1,8 @@
 /*
  * Probe, reset, policy selection and event handling of the arm-smmu-v3
- * driver (facts §1, §4). Command submission is in arm_smmu_cmdq.c and
+ * driver (IHI 0070 6.3 registers, 3.11 initialization, 7.3 event records;
+ * Linux arm-smmu-v3.c arm_smmu_device_hw_probe, arm_smmu_device_reset and
+ * arm_smmu_evtq_thread). Command submission is in arm_smmu_cmdq.c and
  * arm_smmu_ecmdq.c, tables in arm_smmu_strtab.c, invalidation in
  * arm_smmu_tlbi.c.
  */

@@ -82,8 +82,9 @@ struct smmu_stats {
   uint64_t events_by_id[256];
 };
 
-/* The lock-free queue's shared state (facts §5), each part on its own
- * cache line as Linux keeps it. */
+/* The lock-free queue's shared state (Linux v5.4 arm-smmu-v3.c struct
+ * arm_smmu_cmdq, commit 587e6c10a7ce), each part on its own cache line as
+ * Linux keeps it. */
 struct smmu_cmdq_lockfree {
   /* Software {prod, cons}; bit 31 of prod is the OWNED flag. */
   SMMU_CACHELINE_ALIGNED volatile uint64_t llq;
@@ -135,9 +136,10 @@ struct smmu_policy smmu_set_policy(struct smmu_device *dev, struct smmu_policy w
 
 /* Reads the ID registers into dev->feat. 0, or -1 if there is no SMMUv3. */
 int smmu_probe(struct smmu_device *dev, phys_addr_t base);
-/* Linux's reset order (facts §1): abort incoming traffic, disable, tables,
- * command queue, invalidate everything, event queue, then SMMUEN with every
- * stream aborting until attached. 0 or a negative error. */
+/* Linux's reset order (arm-smmu-v3.c arm_smmu_device_reset; IHI 0070 3.11):
+ * abort incoming traffic, disable, tables, command queue, invalidate
+ * everything, event queue, then SMMUEN with every stream aborting until
+ * attached. 0 or a negative error. */
 int smmu_reset(struct smmu_device *dev);
 
 /* What a stage-1 context descriptor takes from the page tables it points at

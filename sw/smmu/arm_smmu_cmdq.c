@@ -2,7 +2,10 @@
  * The main command queue: how commands get in (one spinlock, or Linux v5.4's
  * lock-free insertion), how a waiter learns its CMD_SYNC completed (polling
  * CONS, WFE, or an MSI write to memory), and skipping a command the SMMU
- * refused. Facts §5; docs/driver.md.
+ * refused. IHI 0070 3.5, 4.7.3 and 7.1; Linux v5.4 arm-smmu-v3.c
+ * arm_smmu_cmdq_issue_cmdlist (commit 587e6c10a7ce "iommu/arm-smmu-v3: Reduce
+ * contention during command-queue insertion") and, before it,
+ * arm_smmu_cmdq_issue_cmd and __arm_smmu_cmdq_issue_sync_msi; docs/driver.md.
  */
 #include "lib/string.h"
 #include "smmu/arm_smmu_internal.h"
@@ -203,7 +206,7 @@ int smmu_cmdq_issue_spinlock(struct smmu_device *dev, const uint64_t (*cmds)[2],
   return err;
 }
 
-/* ---- cmdq_policy lockfree: Linux v5.4 (facts §5). */
+/* ---- cmdq_policy lockfree: Linux v5.4 (arm_smmu_cmdq_issue_cmdlist, commit 587e6c10a7ce). */
 
 static uint32_t llq_prod(uint64_t v) { return (uint32_t)v; }
 static uint32_t llq_cons(uint64_t v) { return (uint32_t)(v >> 32); }

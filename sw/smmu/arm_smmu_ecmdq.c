@@ -1,11 +1,12 @@
 /*
  * SMMUv3.3 enhanced command queues (IHI 0070 3.5.6): one queue per core, so
  * insertion needs no lock, no owner and no valid map: write the commands,
- * barrier, write PROD. This follows the ECMDQ patches posted for Linux
- * (facts §5). With fewer queues than cores, core c uses queue c % n and the
- * cores sharing a queue take its lock around insertion (and around a CONS
- * poll; an MSI wait is outside it). A batch and its SYNC always go to the
- * same queue, since a SYNC orders only its own queue.
+ * barrier, write PROD. This follows the ECMDQ patches posted for Linux but
+ * not merged (Zhen Lei's series "iommu/arm-smmu-v3: Add support for ECMDQ
+ * register mode", 2021-2024). With fewer queues than cores, core c uses
+ * queue c % n and the cores sharing a queue take its lock around insertion
+ * (and around a CONS poll; an MSI wait is outside it). A batch and its SYNC
+ * always go to the same queue, since a SYNC orders only its own queue.
  */
 #include "smmu/arm_smmu_internal.h"
 

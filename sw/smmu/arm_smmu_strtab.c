@@ -2,8 +2,9 @@
  * Stream table (IHI 0070 5.1-5.2) and context descriptors (5.4): a linear
  * table, or a 2-level one (Linux's split of 8 SID bits per level-2 table,
  * each level-2 table allocated when its first stream is attached), and the
- * safe update order of facts §3: the rest of an STE or CD before the dword
- * that makes it valid, then CFGI_STE + CMD_SYNC.
+ * safe update order of IHI 0070 3.21.3.1 (as Linux's arm_smmu_write_ctx_desc
+ * does it): the rest of an STE or CD before the dword that makes it valid,
+ * then CFGI_STE + CMD_SYNC.
  */
 #include "lib/string.h"
 #include "smmu/arm_smmu_internal.h"
@@ -119,7 +120,7 @@ int smmu_attach_s1_cfg(struct smmu_device *dev, uint32_t sid, uint16_t asid, con
   phys_addr_t cd_pa;
   uint64_t *cd = hal_dma_alloc(SMMU_CD_DWORDS * 8, 64, &cd_pa);
   if (!cd) return -1;
-  /* The CD's safe order (facts §3): dwords 1..3 first, then dword 0 with V. */
+  /* The CD's safe order (IHI 0070 3.21.3.1): dwords 1..3 first, then dword 0 with V. */
   cd[1] = cfg->ttb & SMMU_CD1_TTB0_MASK;
   cd[SMMU_CD_MAIR_DWORD] = cfg->mair;
   hal_barrier(HAL_BARRIER_DSB);

@@ -1,9 +1,11 @@
 /*
- * TLB invalidation for unmap (facts §2, §5): one TLBI_NH_VA per 4 KiB
- * granule (or per leaf of a larger page size), Linux's range-TLBI splitting
- * loop when the SMMU has RIL, or one TLBI_NH_ASID above a page threshold;
- * commands go in batches of up to SMMU_CMD_BATCH, full ones without a SYNC
- * and the last with the one CMD_SYNC, as Linux's cmdq batches do.
+ * TLB invalidation for unmap (IHI 0070 4.4, 4.4.1.1; Linux v6.1 arm-smmu-v3.c
+ * __arm_smmu_tlb_inv_range and arm_smmu_cmdq_batch_add): one TLBI_NH_VA per
+ * 4 KiB granule (or per leaf of a larger page size), Linux's range-TLBI
+ * splitting loop when the SMMU has RIL, or one TLBI_NH_ASID above a page
+ * threshold; commands go in batches of up to SMMU_CMD_BATCH, full ones
+ * without a SYNC and the last with the one CMD_SYNC, as Linux's cmdq batches
+ * do.
  * smmu_tlbi_va_each is the per-granule walk flush used whatever the policy.
  */
 #include "smmu/arm_smmu_internal.h"
@@ -71,9 +73,10 @@ static void add_per_step(struct smmu_device *dev, struct cmd_batch *b, uint64_t 
     batch_add(dev, b, w0, w1_leaf | (va & SMMU_CMD1_ADDR_MASK));
 }
 
-/* Linux's splitting loop (facts §2), 4 KiB granule (TG = 1): each command
- * covers (NUM + 1) << SCALE pages, taking the lowest set bits of the page
- * count first. */
+/* Linux's splitting loop (__arm_smmu_tlb_inv_range; range commands since
+ * commit 6a481a95d4c1, IHI 0070 4.4.1.1), 4 KiB granule (TG = 1): each
+ * command covers (NUM + 1) << SCALE pages, taking the lowest set bits of the
+ * page count first. */
 static void add_ranges(struct smmu_device *dev, struct cmd_batch *b, uint64_t w0, uint64_t first, uint64_t pages,
                        unsigned ttl, bool leaf) {
   const uint64_t w1_fixed = (leaf ? SMMU_CMD1_LEAF : 0) | ((uint64_t)ttl << SMMU_CMD1_TTL_SHIFT) |

@@ -55,9 +55,9 @@ struct SmmuSetup {
   uint32_t cmdq_prod = 0;    // software's copy of CMDQ_PROD
 };
 
-// Bring-up in the Linux order (facts §1): a linear stream table whose STE for
-// dma0 translates stage 1, the command queue, the event queue and its
-// interrupt, then SMMUEN.
+// Bring-up in the Linux order (IHI 0070 3.11; arm-smmu-v3.c
+// arm_smmu_device_reset): a linear stream table whose STE for dma0 translates
+// stage 1, the command queue, the event queue and its interrupt, then SMMUEN.
 inline bool bring_up(const BringUp& b, SmmuSetup* out) {
   const phys_addr_t smmu = hal_smmu().base;
   struct hal_device_info dev;

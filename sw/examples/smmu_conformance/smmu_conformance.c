@@ -71,7 +71,7 @@ static void write_cd_and_ste(struct ctx *c, phys_addr_t ttb0) {
   uint64_t *cd = alloc(SMMU_CD_DWORDS * 8, 64, &cd_pa);
   cd[1] = ttb0 & SMMU_CD1_TTB0_MASK;
   /* R: the faults checked below are recorded only with it (IHI 0070 5.5).
-   * The valid bit last, once the rest of the CD is in place (facts §3). */
+   * The valid bit last, once the rest of the CD is in place (IHI 0070 3.21.3.1). */
   hal_barrier(HAL_BARRIER_DMB);
   cd[0] = 16 /* T0SZ: 48-bit IOVAs */ | (0ull << SMMU_CD0_TG0_SHIFT) | SMMU_CD0_EPD1 | (5ull << SMMU_CD0_IPS_SHIFT) |
           SMMU_CD0_AA64 | SMMU_CD0_R | SMMU_CD0_A | (1ull << SMMU_CD0_ASID_SHIFT) | SMMU_CD0_V;

@@ -1,10 +1,10 @@
 // Every event the translation path can raise, provoked through
 // Translator::translate only, and the record each one produces decoded from
-// its 32-byte layout (IHI 0070 7.3; /work/shared/reference/smmuv3-facts.md
-// sections 3-4): configuration and fetch errors of the stream table and CD
-// table, walk aborts, the four translation faults at stage 1, at stage 2 and
-// nested (with S2, CLASS and the IPA), plus the paths around them: S1DSS,
-// substream 0, TLB tagging by ASID and VMID, config cache reuse and `span`.
+// its 32-byte layout (IHI 0070 7.3; the STE and CD of IHI 0070 5.2 and 5.4):
+// configuration and fetch errors of the stream table and CD table, walk
+// aborts, the four translation faults at stage 1, at stage 2 and nested (with
+// S2, CLASS and the IPA), plus the paths around them: S1DSS, substream 0, TLB
+// tagging by ASID and VMID, config cache reuse and `span`.
 //
 // All tables are real, built in a FakeMemory: STEs and CDs with the model's
 // encoders, translation tables with the test's own TableBuilder.
