@@ -1,18 +1,17 @@
 #include "platform.h"
 
-#include "output/dma_trace_recorder.h"
-
 #include <csignal>
 #include <cstring>
 #include <thread>
 
 #include <fmt/format.h>
 
-#include "containment.h"
-
 #include "common/tlm_time.h"
+#include "containment.h"
+#include "devices/platform_device.h"
+#include "dmatrace/dma_trace_recorder.h"
 #include "hal/hal.h"
-#include "hal/hal_context.h"
+#include "hal_backend/hal_context.h"
 
 namespace smmu_vp {
 
@@ -78,7 +77,7 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
     devices_.push_back(std::move(dev));
   }
 
-  hal_ = std::make_unique<HalContext>(*this);
+  hal_ = std::make_unique<HalContext>(HalPlatform{cfg_, *cpus_, stats_, *log_, smmu_.get(), recorder_});
   for (const auto& a : cfg_.apps) {
     for (unsigned c : a.cores) {
       const hal_app* app = a.app;

@@ -22,7 +22,7 @@
 #include "config/run_config.h"
 #include "cpu/cpu_cluster.h"
 #include "cpu/interrupt_controller.h"
-#include "devices/device_type.h"
+#include "config/device_type.h"
 #include "memory/dram.h"
 #include "memory/router.h"
 #include "smmu/smmu.h"

@@ -1,4 +1,4 @@
-# Cross toolchain for the bare-metal qemu-virt image (sw/hal/ports/qemu-virt):
+# Cross toolchain for the bare-metal qemu-virt image (sw/ports/qemu-virt):
 # Debian's aarch64-linux-gnu-gcc (package gcc-aarch64-linux-gnu), used
 # freestanding: no libc, no startup files, nothing from the target's sysroot.
 set(CMAKE_SYSTEM_NAME Generic)

@@ -1,5 +1,5 @@
 // CPU cores that run sw/ code. Each core is an SC_THREAD executing a C entry
-// point; the HAL (platform/hal) turns sw/ calls into the methods below.
+// point; the HAL (platform/hal_backend) turns sw/ calls into the methods below.
 //
 // Time: each core keeps a local offset ahead of sc_time_stamp() (TLM-2.0
 // temporal decoupling with a quantum keeper). Compute annotations and DRAM

@@ -20,7 +20,7 @@
 
 #include "config/run_config.h"
 #include "firmware_loader.h"
-#include "output/dma_trace_recorder.h"
+#include "dmatrace/dma_trace_recorder.h"
 #include "output/summary.h"
 #include "output/trace_writer.h"
 #include "platform.h"

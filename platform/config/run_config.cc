@@ -34,7 +34,7 @@ std::map<std::string, uint64_t> default_cost_table() {
 namespace {
 
 // One schema per registered device type: the fields every device has, then
-// the type's own (devices/device_type.h).
+// the type's own (config/device_type.h).
 NodePtr devices_schema() {
   std::map<std::string, NodePtr> variants;
   for (const auto& [name, t] : device_types()) {

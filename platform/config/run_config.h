@@ -14,7 +14,7 @@
 #include "config/schema.h"
 #include "cpu/cpu_cluster.h"
 #include "cpu/interrupt_controller.h"
-#include "devices/device_type.h"
+#include "config/device_type.h"
 #include "memory/dram_core.h"
 #include "memory/router.h"
 #include "smmu/smmu.h"
@@ -23,7 +23,7 @@ struct hal_app;
 
 namespace smmu_vp::config {
 
-// platform.devices entries (devices/device_type.h).
+// platform.devices entries (config/device_type.h).
 using smmu_vp::DeviceConfig;
 
 struct AppAssignment {

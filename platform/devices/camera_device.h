@@ -2,7 +2,7 @@
 #pragma once
 
 #include "camera/camera.h"
-#include "devices/device_type.h"
+#include "devices/platform_device.h"
 
 namespace smmu_vp {
 

@@ -1,7 +1,7 @@
 // "type": "dma": the generic copy engine (models/dma) as a platform device.
 #pragma once
 
-#include "devices/device_type.h"
+#include "devices/platform_device.h"
 #include "dma/dma_engine.h"
 
 namespace smmu_vp {

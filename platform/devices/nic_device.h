@@ -2,7 +2,7 @@
 // platform device.
 #pragma once
 
-#include "devices/device_type.h"
+#include "devices/platform_device.h"
 #include "nic/nic.h"
 
 namespace smmu_vp {

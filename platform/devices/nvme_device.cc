@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/params.h"
-#include "output/human.h"
+#include "util/human.h"
 
 namespace smmu_vp {
 

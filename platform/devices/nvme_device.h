@@ -1,7 +1,7 @@
 // "type": "nvme": the NVMe drive (models/nvme) as a platform device.
 #pragma once
 
-#include "devices/device_type.h"
+#include "devices/platform_device.h"
 #include "nvme/nvme.h"
 
 namespace smmu_vp {

@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 
 #include "config/params.h"
-#include "devices/device_type.h"
+#include "devices/platform_device.h"
 #include "devices/trace_player_image.h"
 #include "dmatrace/dma_trace.h"
-#include "output/human.h"
+#include "util/human.h"
 #include "trace_player/trace_player.h"
 
 namespace smmu_vp {

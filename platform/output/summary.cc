@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "devices/device_type.h"
-#include "output/human.h"
+#include "config/device_type.h"
+#include "util/human.h"
 
 namespace smmu_vp {
 

@@ -28,9 +28,7 @@ struct smmu_device *iommu_setup_smmu(const char *app, bool *failed) {
     hal_sev();
     return NULL;
   }
-  const struct smmu_policy want = {(enum smmu_sync_policy)hal_param("sync"), (enum smmu_tlbi_policy)hal_param("tlbi"),
-                                   0, (enum smmu_cmdq_policy)hal_param("cmdq"), hal_param("elide") != 0};
-  const struct smmu_policy got = smmu_set_policy(&smmu, want);
+  const struct smmu_policy got = smmu_set_policy(&smmu, smmu_policy_from_params());
   hal_stat_set("policy_cmdq", got.cmdq);
   hal_stat_set("policy_sync", got.sync);
   hal_stat_set("policy_tlbi", got.tlbi);

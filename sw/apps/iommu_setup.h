@@ -3,9 +3,10 @@
  * driver policies the app's parameters select, and a device's stream
  * attached to its own DMA domain (strict or lazy) or to bypass.
  *
- * Parameters the app must declare (IOMMU_SETUP_PARAMS): unmap, cmdq, sync,
- * tlbi, elide, gather_when_queued, iova_cache, rcache, dma32_first,
- * sync_each_page, map_sg, walk_flush, coherent_walk.
+ * Parameters the app must declare (IOMMU_SETUP_PARAMS): the SMMU driver's
+ * (SMMU_POLICY_PARAMS) and the DMA-mapping layer's: unmap,
+ * gather_when_queued, iova_cache, rcache, dma32_first, sync_each_page,
+ * map_sg, walk_flush, coherent_walk.
  */
 #ifndef SMMU_VP_SW_APPS_IOMMU_SETUP_H
 #define SMMU_VP_SW_APPS_IOMMU_SETUP_H
@@ -13,17 +14,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "apps/smmu_policy_params.h"
+#include "drivers/smmu/arm_smmu.h"
 #include "iommu/dma_iommu.h"
 #include "iommu/iommu.h"
 #include "iommu/swiotlb.h"
-#include "smmu/arm_smmu.h"
 
 #define IOMMU_SETUP_PARAMS                                                                                      \
   {"unmap", 0, "DMA unmap policy: 0 strict, 1 lazy (flush queue), 2 passthrough (SMMU bypass for the device).", 2, "strict,lazy,passthrough"}, \
-      {"cmdq", 1, "SMMU command submission: 0 spinlock (v5.3), 1 lock-free (v5.4), 2 ECMDQ per core.", 2, "spinlock,lockfree,ecmdq"},          \
-      {"sync", 0, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI.", 2, "poll,sev,msi"},                                                 \
-      {"tlbi", 0, "Invalidation: 0 one TLBI per page, 1 range TLBI (RIL).", 1, "per_granule,range"},                                     \
-      {"elide", 0, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI).", 1, 0},                         \
+      SMMU_POLICY_PARAMS,                                                                                     \
       {"gather_when_queued", 1, "Lazy mode: 1 gathers every unmapped leaf (baseline), 0 skips it (seed 003).", 1, 0},  \
       {"iova_cache", 1, "IOVA allocator: 0 cached32_only, 1 cached32_and_64.", 1, "cached32_only,cached32_and_64"},                                  \
       {"rcache", 1, "1: per-CPU IOVA range caches in front of the tree.", 1, 0},                                       \

@@ -10,9 +10,10 @@
  * size is mapped at a 1 GiB-aligned IOVA, so 2M and larger lists cover whole
  * level-2 tables, whose removal is the "partial walk" flush of seed 000.
  */
+#include "apps/smmu_policy_params.h"
+#include "drivers/smmu/arm_smmu.h"
 #include "hal/hal.h"
 #include "iommu/iommu.h"
-#include "smmu/arm_smmu.h"
 
 #define BENCH_SIZES 8u
 #define MAX_PAGES (32u << 8) /* 32 MiB of 4 KiB pages */
@@ -126,8 +127,7 @@ static int map_bench_main(void) {
     hal_log(HAL_LOG_ERROR, "map_bench: needs an SMMU and the dma0 device");
     return 1;
   }
-  struct smmu_policy sp = {SMMU_SYNC_POLL, SMMU_TLBI_PER_GRANULE, 0, SMMU_CMDQ_SPINLOCK, false};
-  smmu_set_policy(&smmu, sp);
+  smmu_set_policy(&smmu, smmu_policy_from_params());
   struct iommu_domain_policy pol[2];
   for (unsigned p = 0; p < 2; p++) {
     pol[p].non_coherent_walk = hal_param("coherent") == 0;
@@ -158,6 +158,7 @@ static const struct hal_param_decl map_bench_params[] = {
     {"experiment", 0, "0: seed 000 (walk flush va vs asid); 1: seed 002 (map_sg per_element vs batched).", 1, 0},
     {"reps", 1, "Map + unmap rounds per size (the mean is reported).", 0, 0},
     {"coherent", 0, "1: the SMMU's table walks snoop CPU caches (no cache maintenance on PTE writes).", 1, 0},
+    SMMU_POLICY_PARAMS,
     {0, 0, 0, 0, 0},
 };
 

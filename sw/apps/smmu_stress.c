@@ -6,8 +6,9 @@
  * sees it, the commands and SYNCs issued and the share of SYNCs elided.
  * Core 0 (the lowest core of the app) brings the SMMU up first.
  */
+#include "apps/smmu_policy_params.h"
+#include "drivers/smmu/arm_smmu.h"
 #include "hal/hal.h"
-#include "smmu/arm_smmu.h"
 
 static struct smmu_device smmu;
 static volatile uint32_t smmu_ready;
@@ -41,10 +42,7 @@ static int stress_main(void) {
       hal_log(HAL_LOG_ERROR, "smmu_stress: no SMMU to drive");
       return 1;
     }
-    struct smmu_policy want = {(enum smmu_sync_policy)hal_param("sync"), (enum smmu_tlbi_policy)hal_param("tlbi"),
-                               hal_param("asid_threshold"), (enum smmu_cmdq_policy)hal_param("cmdq"),
-                               hal_param("elide") != 0};
-    const struct smmu_policy got = smmu_set_policy(&smmu, want);
+    const struct smmu_policy got = smmu_set_policy(&smmu, smmu_policy_from_params());
     hal_stat_set("policy_cmdq", got.cmdq);
     hal_stat_set("policy_sync", got.sync);
     hal_stat_set("policy_tlbi", got.tlbi);
@@ -91,11 +89,7 @@ static int stress_main(void) {
 static const struct hal_param_decl stress_params[] = {
     {"iterations", 200, "Invalidations per core.", 0, 0},
     {"pages", 1, "4 KiB pages per invalidated range.", 0, 0},
-    {"cmdq", 0, "Command submission: 0 spinlock, 1 lock-free (v5.4), 2 one ECMDQ per core.", 2, "spinlock,lockfree,ecmdq"},
-    {"sync", 0, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI.", 2, "poll,sev,msi"},
-    {"elide", 0, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI).", 1, 0},
-    {"tlbi", 0, "Invalidation: 0 one TLBI per granule, 1 range TLBI (RIL).", 1, "per_granule,range"},
-    {"asid_threshold", 0, "From this many pages, invalidate the whole ASID (0: never).", 0, 0},
+    SMMU_POLICY_PARAMS,
     {"leader_cpu", 0, "The core that brings the SMMU up.", 0, 0},
     {0, 0, 0, 0, 0},
 };

@@ -2,7 +2,7 @@
  * smmu-vp hardware abstraction layer: the only way code in sw/ touches hardware.
  *
  * sw/ is freestanding C11. Each simulated CPU core runs sw/ code as a SystemC
- * thread; every function here is implemented by the platform (platform/hal/)
+ * thread; every function here is implemented by the platform (platform/hal_backend/)
  * and costs simulated time as documented in docs/architecture.md.
  *
  * Time model, in short:

@@ -33,7 +33,7 @@
 #include "hal/hal.h"
 #include "iommu/io_pgtable_arm.h"
 #include "iommu/iotlb_gather.h"
-#include "smmu/arm_smmu.h"
+#include "drivers/smmu/arm_smmu.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -11,12 +11,12 @@ trap 'rm -rf "$out"' EXIT
 n=0
 mkdir -p "$out/on-hal" "$out/ports"
 while IFS= read -r f; do
-  # HAL ports (sw/hal/ports/*) implement hal.h for real hardware: they are
+  # HAL ports (sw/ports/*) implement hal.h for real hardware: they are
   # compiled here with the same warnings, as their image builds them (inline
   # atomics), but they may reference their boot code and linker-script
   # symbols; their own -nostdlib link is what proves they need no C library.
   case "$f" in
-    "$src/sw/hal/ports/"*) dir=ports extra=(-mno-outline-atomics -I"$(dirname "$f")") ;;
+    "$src/sw/ports/"*) dir=ports extra=(-mno-outline-atomics -I"$(dirname "$f")") ;;
     # Atomic builtins (SW_STAT_ADD) inline, as in every bare-metal image.
     *) dir=on-hal extra=(-mno-outline-atomics) ;;
   esac

@@ -13,8 +13,8 @@
 #include "iommu/iommu.h"
 #include "platform_fixture.h"
 #include "smmu_event.h"
-#include "smmu/arm_smmu.h"
-#include "smmu/smmu_hw.h"
+#include "drivers/smmu/arm_smmu.h"
+#include "drivers/smmu/smmu_hw.h"
 
 namespace smmu_vp::test {
 namespace {

@@ -12,8 +12,8 @@
 #include "hal/hal.h"
 #include "platform_fixture.h"
 #include "smmu_event.h"
-#include "smmu/arm_smmu.h"
-#include "smmu/smmu_hw.h"
+#include "drivers/smmu/arm_smmu.h"
+#include "drivers/smmu/smmu_hw.h"
 
 namespace smmu_vp::test {
 namespace {

@@ -14,7 +14,7 @@
 #include "drivers/dma/dma_engine.h"
 #include "hal/hal.h"
 #include "platform_fixture.h"
-#include "smmu/arm_smmu.h"
+#include "drivers/smmu/arm_smmu.h"
 #include "smmu_test_driver.h"
 
 namespace smmu_vp::test {

@@ -1,4 +1,4 @@
-// The bare-metal arm-smmu-v3 driver (sw/smmu) against the SMMU model: probe,
+// The bare-metal arm-smmu-v3 driver (sw/drivers/smmu) against the SMMU model: probe,
 // reset in the Linux order, attach, invalidation, events, error recovery, and
 // several cores sharing the command queue under the spinlock policy.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include "drivers/dma/dma_engine.h"
 #include "hal/hal.h"
 #include "platform_fixture.h"
-#include "smmu/arm_smmu.h"
+#include "drivers/smmu/arm_smmu.h"
 #include "smmu_test_driver.h"
 
 namespace smmu_vp::test {

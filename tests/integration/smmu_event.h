@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "hal/hal.h"
-#include "smmu/arm_smmu.h"
-#include "smmu/smmu_hw.h"
+#include "drivers/smmu/arm_smmu.h"
+#include "drivers/smmu/smmu_hw.h"
 
 namespace smmu_vp::test {
 

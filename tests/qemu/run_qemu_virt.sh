@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cross-check of sw/ on QEMU's SMMUv3: builds the qemu-virt image
-# (sw/hal/ports/qemu-virt, cross-compiled) into BUILD_DIR and runs it on
+# (sw/ports/qemu-virt, cross-compiled) into BUILD_DIR and runs it on
 # qemu-system-aarch64's virt machine with an SMMUv3 and the edu PCI device.
 # Fails on any FAIL line, on a missing or failing final "RESULT:" line, on a
 # non-zero exit status (the image exits through semihosting) or a timeout.
@@ -18,7 +18,7 @@ need() {
 need qemu-system-aarch64 qemu-system-arm
 need aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
 
-if ! cmake -S "$src/sw/hal/ports/qemu-virt" -B "$out" \
+if ! cmake -S "$src/sw/ports/qemu-virt" -B "$out" \
     -DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchains/aarch64-qemu-virt.cmake" >"$out.configure.log" 2>&1; then
   cat "$out.configure.log" >&2
   echo "qemu_virt_crosscheck: configuring the image failed" >&2

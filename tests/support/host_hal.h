@@ -2,7 +2,7 @@
 // code that needs no device: memory comes from an arena with DRAM-like
 // physical addresses, atomics are real, and time is the cycles and cost
 // classes the code charges, so a test can assert on what the code would cost
-// on the platform. The simulated platform's implementation is platform/hal/.
+// on the platform. The simulated platform's implementation is platform/hal_backend/.
 #pragma once
 
 #include <cstdint>

@@ -14,7 +14,7 @@
 
 #include "dma/dma_registers.h"
 #include "hal/hal.h"
-#include "smmu/smmu_hw.h"
+#include "drivers/smmu/smmu_hw.h"
 
 #define IOVA_BASE 0x40000000ull
 #define BYTES 8192u

@@ -1,5 +1,5 @@
 // DmaAllocator: first-fit allocation of the DRAM region behind hal_dma_alloc().
-#include "hal/dma_allocator.h"
+#include "hal_backend/dma_allocator.h"
 
 #include <algorithm>
 #include <cstdint>

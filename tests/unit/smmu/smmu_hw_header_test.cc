@@ -1,4 +1,4 @@
-// sw/smmu/smmu_hw.h (the C definitions drivers use) must say exactly what the
+// sw/drivers/smmu/smmu_hw.h (the C definitions drivers use) must say exactly what the
 // model's C++ declarations say: every value is compared here.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include "smmu/descriptors.h"
 #include "smmu/event_queue.h"
 #include "smmu/registers.h"
-#include "smmu/smmu_hw.h"
+#include "drivers/smmu/smmu_hw.h"
 
 namespace smmu_vp::smmu {
 namespace {

@@ -7,8 +7,8 @@
 #define SMMU_VP_SW_SMMU_ARM_SMMU_INTERNAL_H
 
 #include "lib/compiler.h"
-#include "smmu/arm_smmu.h"
-#include "smmu/smmu_hw.h"
+#include "drivers/smmu/arm_smmu.h"
+#include "drivers/smmu/smmu_hw.h"
 
 static inline uint32_t smmu_rd(const struct smmu_device *dev, uint32_t off) { return hal_read32(dev->base + off); }
 static inline void smmu_wr(const struct smmu_device *dev, uint32_t off, uint32_t v) {

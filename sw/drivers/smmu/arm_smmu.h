@@ -66,15 +66,27 @@ enum smmu_tlbi_policy {
   SMMU_TLBI_PER_GRANULE = 0, /* one TLBI_NH_VA per 4 KiB page */
   SMMU_TLBI_RANGE = 1,       /* range TLBIs (IDR3.RIL), Linux's splitting loop */
 };
+/* The driver's policies; build one with designated initialisers, starting
+ * from smmu_policy_default(). */
 struct smmu_policy {
+  enum smmu_cmdq_policy cmdq;
   enum smmu_sync_policy sync;
   enum smmu_tlbi_policy tlbi;
   uint64_t asid_threshold_pages; /* invalidate the whole ASID from this many pages; 0: never */
-  enum smmu_cmdq_policy cmdq;
   /* 2018: a waiter whose SYNC would directly follow another SYNC reuses it
    * (spinlock + MSI only, as in Linux 4.19-5.3). */
   bool elide_back_to_back_sync;
 };
+/* The defaults, declared once: Linux v5.4's lock-free queue, CMD_SYNC polled,
+ * one TLBI per granule, no ASID-wide threshold, no SYNC elision. The apps'
+ * parameter table (sw/apps/smmu_policy_params.h) takes its defaults from
+ * here. */
+#define SMMU_POLICY_DEFAULT_CMDQ SMMU_CMDQ_LOCKFREE
+#define SMMU_POLICY_DEFAULT_SYNC SMMU_SYNC_POLL
+#define SMMU_POLICY_DEFAULT_TLBI SMMU_TLBI_PER_GRANULE
+#define SMMU_POLICY_DEFAULT_ASID_THRESHOLD 0
+#define SMMU_POLICY_DEFAULT_ELIDE 0
+struct smmu_policy smmu_policy_default(void);
 
 struct smmu_stats {
   uint64_t commands, syncs, syncs_elided, events, cmdq_errors;
@@ -188,6 +200,13 @@ int smmu_tlbi_va_each(struct smmu_device *dev, uint16_t asid, uint64_t iova, uin
 /* Consumes the event queue: decodes, counts and logs each record. Returns
  * the number of records handled. */
 unsigned smmu_handle_events(struct smmu_device *dev);
+/* Records the SMMU has written to the event queue and smmu_handle_events has
+ * not consumed yet (EVENTQ_PROD against our CONS, IHI 0070 3.5); *overflow,
+ * if not NULL, is EVENTQ_PROD.OVFLG (IHI 0070 7.4). */
+unsigned smmu_events_pending(const struct smmu_device *dev, bool *overflow);
+/* The oldest pending record, left in the queue: true and `rec` filled, or
+ * false when none is pending. */
+bool smmu_peek_event(const struct smmu_device *dev, uint64_t rec[4 /* SMMU_EVT_DWORDS */]);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,10 @@
-#include "hal/hal_context.h"
+#include "hal_backend/hal_context.h"
 
 #include <cstdio>
 #include <cstdlib>
 
+#include "config/run_config.h"
 #include "cpu/cpu_cluster.h"
-#include "platform.h"
 
 namespace smmu_vp {
 
@@ -19,14 +19,14 @@ uint64_t splitmix64(uint64_t& x) {
 }
 }  // namespace
 
-HalContext::HalContext(Platform& p)
+HalContext::HalContext(const HalPlatform& p)
     : platform_(p),
-      apps_(p.config().cpu.count),
-      dma_alloc_(p.config().dram.base + p.config().dram.dma_region.offset, p.config().dram.dma_region.size),
+      apps_(p.config.cpu.count),
+      dma_alloc_(p.config.dram.base + p.config.dram.dma_region.offset, p.config.dram.dma_region.size),
       dram_host_(nullptr),
-      dram_base_(p.config().dram.base),
-      dram_size_(p.config().dram.size) {
-  const auto& cfg = p.config();
+      dram_base_(p.config.dram.base),
+      dram_size_(p.config.dram.size) {
+  const auto& cfg = p.config;
   for (const auto& a : cfg.apps)
     for (unsigned c : a.cores) {
       apps_[c].assignment = &a;
@@ -36,7 +36,7 @@ HalContext::HalContext(Platform& p)
     uint64_t s = cfg.seed * 0x100000001B3ull + c;
     apps_[c].rng = splitmix64(s);
   }
-  const Ps cycle = p.cpus().core(0).cycle_ps();
+  const Ps cycle = p.cpus.core(0).cycle_ps();
   for (const auto& [name, cycles] : cfg.costs) costs_.emplace_back(name, cycles * cycle);
   for (const auto& d : cfg.devices) {
     hal_device_info info{};

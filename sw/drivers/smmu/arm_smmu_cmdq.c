@@ -8,7 +8,7 @@
  * arm_smmu_cmdq_issue_cmd and __arm_smmu_cmdq_issue_sync_msi; docs/driver.md.
  */
 #include "lib/string.h"
-#include "smmu/arm_smmu_internal.h"
+#include "drivers/smmu/arm_smmu_internal.h"
 
 #define LLQ_OWNED 0x80000000u /* bit 31 of the software prod */
 #define LOCK_EXCLUSIVE 0x80000000u

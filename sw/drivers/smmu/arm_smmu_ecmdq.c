@@ -8,7 +8,7 @@
  * (and around a CONS poll; an MSI wait is outside it). A batch and its SYNC
  * always go to the same queue, since a SYNC orders only its own queue.
  */
-#include "smmu/arm_smmu_internal.h"
+#include "drivers/smmu/arm_smmu_internal.h"
 
 static uint32_t ecmdq_cons(const struct smmu_ecmdq *e) { return hal_read32(e->regs + SMMU_ECMDQ_CONS); }
 

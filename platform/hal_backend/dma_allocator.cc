@@ -1,4 +1,4 @@
-#include "hal/dma_allocator.h"
+#include "hal_backend/dma_allocator.h"
 
 #include <algorithm>
 

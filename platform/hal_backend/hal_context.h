@@ -12,18 +12,32 @@
 
 #include "common/sim_time.h"
 #include "common/stats.h"
-#include "hal/dma_allocator.h"
 #include "hal/hal.h"
+#include "hal_backend/dma_allocator.h"
+
+namespace spdlog { class logger; }
 
 namespace smmu_vp {
 
-class Platform;
 class CpuCore;
-namespace config { struct AppAssignment; }
+class CpuCluster;
+class DmaTraceRecorder;
+namespace config { struct AppAssignment; struct RunConfig; }
+namespace smmu { class Smmu; }
+
+// What the HAL reaches of the platform it serves; the Platform fills it in.
+struct HalPlatform {
+  const config::RunConfig& config;
+  CpuCluster& cpus;
+  StatsRegistry& stats;
+  spdlog::logger& log;
+  smmu::Smmu* smmu;                    // null on a platform without one
+  DmaTraceRecorder* const& recorder;   // the platform's: null while not recording
+};
 
 class HalContext {
  public:
-  explicit HalContext(Platform& platform);
+  explicit HalContext(const HalPlatform& platform);
   ~HalContext();
 
   // The context of the running platform. Aborts with a message when sw/ code
@@ -31,7 +45,12 @@ class HalContext {
   static HalContext& current();
   static CpuCore& core();
 
-  Platform& platform() { return platform_; }
+  const config::RunConfig& config() const { return platform_.config; }
+  CpuCluster& cpus() { return platform_.cpus; }
+  StatsRegistry& stats() { return platform_.stats; }
+  spdlog::logger& log() { return platform_.log; }
+  smmu::Smmu* smmu() { return platform_.smmu; }
+  DmaTraceRecorder* dma_trace_recorder() { return platform_.recorder; }
 
   struct CoreApp {
     const config::AppAssignment* assignment = nullptr;
@@ -65,7 +84,7 @@ class HalContext {
  private:
   static HalContext* current_;
 
-  Platform& platform_;
+  HalPlatform platform_;
   std::vector<CoreApp> apps_;
   std::vector<std::pair<std::string, Ps>> costs_;
   std::vector<hal_device_info> devices_;

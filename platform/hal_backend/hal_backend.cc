@@ -5,10 +5,15 @@
 #include <cstring>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
+#include "config/run_config.h"
+#include "cpu/cpu_cluster.h"
+#include "cpu/interrupt_controller.h"
+#include "dmatrace/dma_trace_recorder.h"
 #include "hal/hal.h"
-#include "hal/hal_context.h"
-#include "output/dma_trace_recorder.h"
-#include "platform.h"
+#include "hal_backend/hal_context.h"
+#include "smmu/smmu.h"
 
 using smmu_vp::CpuCore;
 using smmu_vp::Counter;
@@ -111,7 +116,7 @@ void hal_dma_free(void* va) {
 }
 
 unsigned hal_cpu_id(void) { return core().id(); }
-unsigned hal_cpu_count(void) { return ctx().platform().cpus().size(); }
+unsigned hal_cpu_count(void) { return ctx().cpus().size(); }
 
 uint64_t hal_now_ps(void) {
   CpuCore& c = core();
@@ -126,7 +131,7 @@ int hal_cost_lookup(const char* cost_class) { return ctx().cost_lookup(cost_clas
 
 void hal_cost_id(int handle, uint64_t count) {
   HalContext& h = ctx();
-  if (handle < 0 || static_cast<size_t>(handle) >= h.platform().config().costs.size())
+  if (handle < 0 || static_cast<size_t>(handle) >= h.config().costs.size())
     core().fatal("hal_cost_id: invalid handle " + std::to_string(handle));
   core().advance(h.cost_ps(handle) * count);
 }
@@ -193,14 +198,14 @@ void hal_wfi(void) { core().wfi(); }
 
 int hal_irq_register(unsigned irq, hal_irq_handler_t handler, void* handler_ctx) {
   CpuCore& c = core();
-  smmu_vp::CpuCluster& cpus = ctx().platform().cpus();
+  smmu_vp::CpuCluster& cpus = ctx().cpus();
   if (!handler || irq >= cpus.intc().core().lines()) return -1;
   if (!cpus.set_irq_handler(irq, [handler, handler_ctx](unsigned line) { handler(line, handler_ctx); })) return -1;
   cpus.intc().core().set_target(irq, c.id());
   return 0;
 }
 
-int hal_irq_unregister(unsigned irq) { return ctx().platform().cpus().clear_irq_handler(irq) ? 0 : -1; }
+int hal_irq_unregister(unsigned irq) { return ctx().cpus().clear_irq_handler(irq) ? 0 : -1; }
 unsigned hal_irq_save(void) { return core().irq_save(); }
 void hal_irq_restore(unsigned flags) { core().irq_restore(flags); }
 
@@ -210,13 +215,13 @@ struct hal_region hal_dram(void) {
 }
 
 struct hal_region hal_smmu(void) {
-  smmu_vp::Platform& p = ctx().platform();
+  HalContext& p = ctx();
   if (!p.smmu()) return {0, 0};
   return {p.config().smmu.base, p.smmu()->register_space_size()};
 }
 
 phys_addr_t hal_msi_doorbell(void) {
-  return ctx().platform().config().intc.base + smmu_vp::InterruptController::kRegSetSpi;
+  return ctx().config().intc.base + smmu_vp::InterruptController::kRegSetSpi;
 }
 
 unsigned hal_device_count(void) { return static_cast<unsigned>(ctx().devices().size()); }
@@ -256,11 +261,11 @@ unsigned hal_app_rank(void) {
 
 // The core's own time without a sync: recording must not change the run's timing.
 uint64_t hal_dma_trace_begin(void) {
-  return ctx().platform().dma_trace_recorder() ? core().now() + 1 : 0;
+  return ctx().dma_trace_recorder() ? core().now() + 1 : 0;
 }
 
 void hal_dma_trace(const struct hal_dma_call* call) {
-  if (smmu_vp::DmaTraceRecorder* r = ctx().platform().dma_trace_recorder())
+  if (smmu_vp::DmaTraceRecorder* r = ctx().dma_trace_recorder())
     r->dma_call(core().id(), call->start - 1, *call);
 }
 
@@ -278,7 +283,7 @@ void hal_stat_add(const char* name, uint64_t delta) {
   auto& c = a.counters[name];
   if (!c.stat || c.name != name) {
     c.name = name;
-    c.stat = &ctx().platform().stats().counter(a.stat_prefix + name);
+    c.stat = &ctx().stats().counter(a.stat_prefix + name);
   }
   c.stat->add(delta);
 }
@@ -288,14 +293,14 @@ void hal_stat_sample(const char* name, uint64_t value_ns) {
   auto& h = a.histograms[name];
   if (!h.stat || h.name != name) {
     h.name = name;
-    h.stat = &ctx().platform().stats().histogram(a.stat_prefix + name, "ns", 1.0);
+    h.stat = &ctx().stats().histogram(a.stat_prefix + name, "ns", 1.0);
   }
   h.stat->record(value_ns);
 }
 
 void hal_stat_set(const char* name, double value) {
   HalContext::CoreApp& a = running_app();
-  ctx().platform().stats().value(a.stat_prefix + name) = value;
+  ctx().stats().value(a.stat_prefix + name) = value;
 }
 
 void hal_vlog(enum hal_log_level level, const char* fmt, va_list ap) {
@@ -303,7 +308,7 @@ void hal_vlog(enum hal_log_level level, const char* fmt, va_list ap) {
   static const spdlog::level::level_enum levels[] = {spdlog::level::trace, spdlog::level::debug, spdlog::level::info,
                                                      spdlog::level::warn, spdlog::level::err};
   const auto lvl = levels[static_cast<unsigned>(level) <= HAL_LOG_ERROR ? level : HAL_LOG_ERROR];
-  spdlog::logger& log = ctx().platform().log();
+  spdlog::logger& log = ctx().log();
   if (!log.should_log(lvl)) return;
   log.log(lvl, "[{:.3f} us] cpu{}: {}", smmu_vp::ps_to_ns(c.now()) / 1000.0, c.id(), format(fmt, ap));
 }

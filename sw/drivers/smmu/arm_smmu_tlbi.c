@@ -8,7 +8,7 @@
  * do.
  * smmu_tlbi_va_each is the per-granule walk flush used whatever the policy.
  */
-#include "smmu/arm_smmu_internal.h"
+#include "drivers/smmu/arm_smmu_internal.h"
 
 struct cmd_batch {
   uint64_t cmds[SMMU_CMD_BATCH][2];

@@ -1,6 +1,6 @@
 /*
  * The cross-check program of the qemu-virt image: the same sw/ code the
- * simulator runs (sw/lib, sw/smmu, sw/iommu, sw/apps' smmu_stress, the edu
+ * simulator runs (sw/lib, sw/drivers/smmu, sw/iommu, sw/apps' smmu_stress, the edu
  * driver) on QEMU's SMMUv3, with a PASS or FAIL line per check and a final
  * "RESULT: PASS n/n" (or FAIL) line; the exit status (semihosting) is 0
  * only when every check passed. docs/firmware.md "Running sw/ on QEMU".
@@ -12,8 +12,8 @@
 #include "iommu/iommu.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
-#include "smmu/arm_smmu.h"
-#include "smmu/arm_smmu_internal.h"
+#include "drivers/smmu/arm_smmu.h"
+#include "drivers/smmu/smmu_hw.h"
 
 extern const struct hal_app app_smmu_stress;
 
@@ -168,7 +168,8 @@ static void check_contention(unsigned cmdq) {
     qv_check(false, "SMMU bring-up for the contention check");
     return;
   }
-  const struct smmu_policy want = {SMMU_SYNC_POLL, SMMU_TLBI_PER_GRANULE, 0, (enum smmu_cmdq_policy)cmdq, false};
+  struct smmu_policy want = smmu_policy_default();
+  want.cmdq = (enum smmu_cmdq_policy)cmdq;
   const struct smmu_policy got = smmu_set_policy(&contend_smmu, want);
   const uint64_t cmds0 = contend_smmu.stats.commands, syncs0 = contend_smmu.stats.syncs;
   hal_store32(&contend_errors, 0);
@@ -194,35 +195,21 @@ static struct iommu_domain domain;
 static struct iommu_dma_cookie cookie;
 static struct dma_dev ddev;
 
-/* The next record of the SMMU's event queue, left in place; false when the
- * queue is empty. */
-static bool peek_event(uint64_t rec[SMMU_EVT_DWORDS]) {
-  const struct smmu_queue *q = &smmu.evtq;
-  const uint32_t prod = hal_read32(smmu.base + SMMU_EVENTQ_PROD) & q_wrap_mask(q->log2size);
-  if (prod == (q->cons & q_wrap_mask(q->log2size))) return false;
-  hal_barrier(HAL_BARRIER_DMB);
-  const uint64_t *slot = q->slots + SMMU_EVT_DWORDS * q_index(q->log2size, q->cons);
-  for (int i = 0; i < SMMU_EVT_DWORDS; i++) rec[i] = slot[i];
-  return true;
-}
-
 /* Checks that the first pending event is `id` for edu's stream at `addr`
  * with RnW `read`, then consumes every pending event through the driver. */
 static void expect_fault(const struct edu_device *edu, uint32_t id, uint64_t addr, bool read, const char *what) {
   uint64_t rec[SMMU_EVT_DWORDS] = {0};
-  const bool got = peek_event(rec);
+  const bool got = smmu_peek_event(&smmu, rec);
   const uint32_t got_id = (uint32_t)(rec[0] & SMMU_EVT0_ID_MASK), got_sid = (uint32_t)(rec[0] >> SMMU_EVT0_SID_SHIFT);
   const bool got_read = (rec[1] & SMMU_EVT1_RNW) != 0;
   /* How the queue looks before the driver drains it: QEMU records a fault
    * per 4-byte piece of the refused access, so a long transfer fills the
    * queue; IHI 0070 7.4 has an overflow toggle EVENTQ_PROD.OVFLG for that. */
-  const struct smmu_queue *q = &smmu.evtq;
-  const uint32_t prod = hal_read32(smmu.base + SMMU_EVENTQ_PROD);
+  bool overflow = false;
+  const unsigned pending = smmu_events_pending(&smmu, &overflow);
   const uint32_t gerr = hal_read32(smmu.base + SMMU_GERROR) ^ hal_read32(smmu.base + SMMU_GERRORN);
-  const uint32_t pending = ((prod & q_wrap_mask(q->log2size)) - (q->cons & q_wrap_mask(q->log2size))) &
-                           q_wrap_mask(q->log2size);
   qv_printf("note: event queue of 2^%u after the fault: %u record(s), EVENTQ_PROD.OVFLG %u, GERROR active 0x%x",
-            q->log2size, pending, (prod >> 31) & 1u, gerr);
+            smmu.evtq.log2size, pending, overflow ? 1u : 0u, gerr);
   const unsigned n = smmu_handle_events(&smmu);
   qv_check(got && got_id == id && got_sid == edu->stream_id && rec[2] == addr && got_read == read,
            "%s: event 0x%02x (want 0x%02x) StreamID 0x%x (want 0x%x) address 0x%llx (want 0x%llx) %s (want %s); "
@@ -250,8 +237,7 @@ static void check_dma(const struct edu_device *edu) {
     qv_check(false, "SMMU bring-up for the DMA checks");
     return;
   }
-  const struct smmu_policy want = {SMMU_SYNC_POLL, SMMU_TLBI_PER_GRANULE, 0, SMMU_CMDQ_LOCKFREE, false};
-  smmu_set_policy(&smmu, want);
+  smmu_set_policy(&smmu, smmu_policy_default());
   struct dma_policy pol;
   sw_memset(&pol, 0, sizeof pol);
   pol.unmap = DMA_UNMAP_STRICT;
@@ -285,7 +271,7 @@ static void check_dma(const struct edu_device *edu) {
                all_bytes(dst + DST_OFF + XFER, 8192 - DST_OFF - XFER, 0),
            "edu copied %u bytes memory -> device -> memory through the SMMU; nothing around the buffer changed", XFER);
   uint64_t rec[SMMU_EVT_DWORDS];
-  qv_check(!peek_event(rec), "no SMMU event for the mapped transfers");
+  qv_check(!smmu_peek_event(&smmu, rec), "no SMMU event for the mapped transfers");
 
   /* Strict unmap, then the device writes to the old IOVA: the SMMU must
    * refuse it (TLBI + SYNC done before dma_unmap returned). */
@@ -319,7 +305,7 @@ static void check_dma(const struct edu_device *edu) {
   const uint64_t iova_d3 = dma_map_single(&ddev, dst2_pa, XFER, DMA_FROM_DEVICE);
   sw_memset(dst2, 0, XFER);
   r = edu_dma_from_device(edu, 0, iova_d3, XFER, EDU_TIMEOUT_NS);
-  qv_check(r == 0 && all_bytes(dst2, XFER, 0) && !peek_event(rec),
+  qv_check(r == 0 && all_bytes(dst2, XFER, 0) && !smmu_peek_event(&smmu, rec),
            "a stream whose STE aborts: the device's write reached no memory and no event was recorded");
   dma_unmap_single(&ddev, iova_d3, XFER, DMA_FROM_DEVICE);
 }

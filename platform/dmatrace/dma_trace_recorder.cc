@@ -1,4 +1,4 @@
-#include "output/dma_trace_recorder.h"
+#include "dmatrace/dma_trace_recorder.h"
 
 #include "config/run_config.h"
 #include "smmu/commands.h"

@@ -1,4 +1,4 @@
-#include "devices/device_type.h"
+#include "config/device_type.h"
 
 #include <stdexcept>
 

@@ -16,11 +16,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <tlm>
 
-#include "common/irq_sink.h"
-#include "common/stats.h"
-#include "common/trace.h"
 #include "config/schema.h"
 
 namespace smmu_vp {
@@ -41,39 +37,12 @@ struct DeviceConfig {
   std::shared_ptr<const void> prepared;
 };
 
-// A built device: the sockets the platform binds and the end-of-run hook.
-class PlatformDevice {
- public:
-  virtual ~PlatformDevice() = default;
-  virtual tlm::tlm_target_socket<>& regs() = 0;
-  virtual tlm::tlm_initiator_socket<>& mem() = 0;
-  // End-of-run figures into the stats registry.
-  virtual void finalize() {}
-};
-
-// The usual PlatformDevice: a SystemC module with sockets `regs` and `mem`
-// and a finalize(), built from its arguments.
-template <class Module>
-class ModuleDevice : public PlatformDevice {
- public:
-  template <class... Args>
-  explicit ModuleDevice(Args&&... args) : module_(std::forward<Args>(args)...) {}
-  tlm::tlm_target_socket<>& regs() override { return module_.regs; }
-  tlm::tlm_initiator_socket<>& mem() override { return module_.mem; }
-  void finalize() override { module_.finalize(); }
-
- private:
-  Module module_;
-};
-
-struct DeviceEnv {
-  IrqSink* irq;
-  StatsRegistry& stats;
-  TraceSink* trace;
-  // Host pointer to DRAM [pa, pa + len), null when the range is not all
-  // DRAM: for untimed loader steps (the trace player's LOAD), not for DMA.
-  std::function<uint8_t*(uint64_t pa, uint64_t len)> dram_backdoor;
-};
+// Built by create(), in devices/platform_device.h: a device's sockets and
+// the environment it is built in. Declared here so that the configuration
+// knows the registry without SystemC.
+class PlatformDevice;
+struct DeviceEnv;
+class StatsRegistry;
 
 struct DeviceType {
   std::string type;

@@ -7,7 +7,7 @@
  * arm_smmu_tlbi.c.
  */
 #include "lib/string.h"
-#include "smmu/arm_smmu_internal.h"
+#include "drivers/smmu/arm_smmu_internal.h"
 
 static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
 
@@ -46,6 +46,16 @@ int smmu_probe(struct smmu_device *dev, phys_addr_t base) {
 
 static void wait_ack(struct smmu_device *dev, uint32_t ack_reg, uint32_t want) {
   while (smmu_rd(dev, ack_reg) != want) hal_cpu_relax();
+}
+
+struct smmu_policy smmu_policy_default(void) {
+  return (struct smmu_policy){
+      .cmdq = SMMU_POLICY_DEFAULT_CMDQ,
+      .sync = SMMU_POLICY_DEFAULT_SYNC,
+      .tlbi = SMMU_POLICY_DEFAULT_TLBI,
+      .asid_threshold_pages = SMMU_POLICY_DEFAULT_ASID_THRESHOLD,
+      .elide_back_to_back_sync = SMMU_POLICY_DEFAULT_ELIDE != 0,
+  };
 }
 
 struct smmu_policy smmu_set_policy(struct smmu_device *dev, struct smmu_policy want) {
@@ -94,6 +104,22 @@ unsigned smmu_handle_events(struct smmu_device *dev) {
   /* Acknowledge any overflow together with the consumed records. */
   smmu_wr(dev, SMMU_EVENTQ_CONS, q->cons | (prod & SMMU_Q_OVFLG));
   return n;
+}
+
+unsigned smmu_events_pending(const struct smmu_device *dev, bool *overflow) {
+  const struct smmu_queue *q = &dev->evtq;
+  const uint32_t prod = smmu_rd(dev, SMMU_EVENTQ_PROD);
+  if (overflow) *overflow = (prod & SMMU_Q_OVFLG) != 0;
+  return (prod - q->cons) & q_wrap_mask(q->log2size);
+}
+
+bool smmu_peek_event(const struct smmu_device *dev, uint64_t rec[SMMU_EVT_DWORDS]) {
+  const struct smmu_queue *q = &dev->evtq;
+  if (smmu_events_pending(dev, NULL) == 0) return false;
+  hal_barrier(HAL_BARRIER_DMB); /* the record is read after PROD said it is there */
+  const uint64_t *slot = q->slots + SMMU_EVT_DWORDS * q_index(q->log2size, q->cons);
+  for (int i = 0; i < SMMU_EVT_DWORDS; i++) rec[i] = slot[i];
+  return true;
 }
 
 static int alloc_evtq(struct smmu_queue *q, unsigned log2size) {

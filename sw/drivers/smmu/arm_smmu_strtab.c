@@ -7,7 +7,7 @@
  * then CFGI_STE + CMD_SYNC.
  */
 #include "lib/string.h"
-#include "smmu/arm_smmu_internal.h"
+#include "drivers/smmu/arm_smmu_internal.h"
 
 #define STRTAB_LINEAR_MAX_LOG2 8u /* linear tables of up to 256 STEs */
 #define STRTAB_SPLIT 8u           /* SID bits resolved by a level-2 table */

@@ -1,0 +1,13 @@
+#include "apps/smmu_policy_params.h"
+
+#include "hal/hal.h"
+
+struct smmu_policy smmu_policy_from_params(void) {
+  return (struct smmu_policy){
+      .cmdq = (enum smmu_cmdq_policy)hal_param("cmdq"),
+      .sync = (enum smmu_sync_policy)hal_param("sync"),
+      .tlbi = (enum smmu_tlbi_policy)hal_param("tlbi"),
+      .asid_threshold_pages = hal_param("asid_threshold"),
+      .elide_back_to_back_sync = hal_param("elide") != 0,
+  };
+}

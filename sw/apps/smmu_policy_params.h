@@ -1,0 +1,35 @@
+/*
+ * The SMMU driver's policies as app parameters, declared once for every app
+ * that brings the SMMU up (iommu_setup's apps, smmu_stress, map_bench), with
+ * the driver's defaults (SMMU_POLICY_DEFAULT_*, drivers/smmu/arm_smmu.h) and
+ * their meaning in docs/driver.md.
+ */
+#ifndef SMMU_VP_SW_APPS_SMMU_POLICY_PARAMS_H
+#define SMMU_VP_SW_APPS_SMMU_POLICY_PARAMS_H
+
+#include "drivers/smmu/arm_smmu.h"
+
+#define SMMU_POLICY_PARAMS                                                                                   \
+  {"cmdq", SMMU_POLICY_DEFAULT_CMDQ,                                                                         \
+   "SMMU command submission: 0 spinlock (Linux v5.3), 1 lock-free (v5.4), 2 ECMDQs (SMMUv3.3), one per core while the SMMU has enough, else shared.", \
+   2, "spinlock,lockfree,ecmdq"},                                                                            \
+  {"sync", SMMU_POLICY_DEFAULT_SYNC, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI.", 2, "poll,sev,msi"},       \
+  {"tlbi", SMMU_POLICY_DEFAULT_TLBI, "Invalidation: 0 one TLBI per 4 KiB granule, 1 range TLBI (RIL).", 1,   \
+   "per_granule,range"},                                                                                     \
+  {"asid_threshold", SMMU_POLICY_DEFAULT_ASID_THRESHOLD,                                                     \
+   "From this many pages, invalidate the whole ASID instead (0: never).", 0, 0},                            \
+  {"elide", SMMU_POLICY_DEFAULT_ELIDE, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI).",  \
+   1, 0}
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The policy the running app's SMMU_POLICY_PARAMS select. */
+struct smmu_policy smmu_policy_from_params(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
