@@ -14,6 +14,7 @@
  * IOMMU's work. `verify` 1 writes a pattern to every block first and checks
  * what each read returns (host time only; a mismatch makes the app return 2).
  */
+#include "apps/app_window.h"
 #include "apps/iommu_setup.h"
 #include "drivers/nvme/nvme.h"
 #include "hal/hal.h"
@@ -251,14 +252,7 @@ static void wait_completions(struct fio_job *j, bool poll) {
     if (!nvme_process_cq(j->q)) hal_cpu_relax();
     return;
   }
-  if (!hal_load32(&j->q->irq_pending)) {
-    const uint64_t t0 = hal_now_ns();
-    hal_wfe();
-    const uint64_t t1 = hal_now_ns();
-    const uint64_t a = t0 > j->window_start_ns ? t0 : j->window_start_ns;
-    const uint64_t b = t1 < j->window_end_ns ? t1 : j->window_end_ns;
-    if (b > a) j->idle_ns += b - a;
-  }
+  if (!hal_load32(&j->q->irq_pending)) j->idle_ns += app_wfe_in_window(j->window_start_ns, j->window_end_ns);
   hal_store32(&j->q->irq_pending, 0);
   nvme_process_cq(j->q);
 }
@@ -298,7 +292,7 @@ static void report(struct fio_job *j) {
   if (hal_fetch_add32(&reported, 1) + 1 != hal_app_cores()) return;
   const uint64_t window = j->window_end_ns - j->window_start_ns;
   const double seconds = (double)window / 1e9;
-  const double busy = (double)((uint64_t)hal_app_cores() * window - sum_idle) / (double)window;
+  const double busy = app_busy_cores(hal_app_cores(), window, sum_idle);
   hal_stat_set("iops", (double)sum_ios / seconds);
   hal_stat_set("mbps", (double)sum_bytes / seconds / 1e6);
   hal_stat_set("busy_cores", busy);

@@ -1,5 +1,6 @@
 #include "apps/net_common.h"
 
+#include "apps/app_window.h"
 #include "apps/iommu_setup.h"
 #include "lib/string.h"
 
@@ -144,19 +145,12 @@ void net_stop(struct net_core *me) {
   hal_sev();
 }
 
-void net_idle(struct net_core *me) {
-  const uint64_t t0 = hal_now_ns();
-  hal_wfe();
-  const uint64_t t1 = hal_now_ns();
-  const uint64_t a = t0 > me->window_start_ns ? t0 : me->window_start_ns;
-  const uint64_t b = t1 < me->window_end_ns ? t1 : me->window_end_ns;
-  if (b > a) me->idle_ns += b - a;
-}
+void net_idle(struct net_core *me) { me->idle_ns += app_wfe_in_window(me->window_start_ns, me->window_end_ns); }
 
 static void report_totals(const char *app, bool rx, uint64_t window_ns) {
   const double seconds = (double)window_ns / 1e9;
   const double gbps = (double)sum_bytes * 8.0 / (double)window_ns;
-  const double busy_cores = (double)(hal_app_cores() * window_ns - sum_idle_ns) / (double)window_ns;
+  const double busy_cores = app_busy_cores(hal_app_cores(), window_ns, sum_idle_ns);
   hal_stat_set("gbps", gbps);
   hal_stat_set("mpps", (double)sum_packets / seconds / 1e6);
   hal_stat_set("busy_cores", busy_cores);
