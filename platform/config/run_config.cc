@@ -1,14 +1,16 @@
+// build_run_config (run_config.h) in steps: resolve the document, validate
+// it, then read the platform, its devices and the scenario (the scenario's
+// apps and their parameters in app_params.cc), checking what the schema alone
+// cannot: address ranges, interrupt lines, cores, parameter values.
 #include "config/run_config.h"
 
-#include <algorithm>
 #include <fstream>
-#include <set>
 #include <sstream>
 
+#include "config/app_params.h"
 #include "config/default_costs.h"
 #include "config/platform_params.h"
 #include "cpu/interrupt_controller.h"
-#include "hal/hal.h"
 #include "memory/address_map.h"
 
 namespace smmu_vp::config {
@@ -83,29 +85,6 @@ NodePtr scenario_schema() {
 
 nlohmann::json parse_json(const std::string& text, const std::string& what) {
   return parse_json_document<nlohmann::json>(text, what);
-}
-
-// The names an app parameter's values go by (hal_param_decl.names).
-std::vector<std::string> param_value_names(const hal_param_decl* decl) {
-  std::vector<std::string> out;
-  if (!decl || !decl->names) return out;
-  std::string cur;
-  for (const char* c = decl->names;; ++c) {
-    if (*c == ',' || *c == 0) {
-      out.push_back(cur);
-      cur.clear();
-      if (!*c) break;
-    } else if (*c != ' ') {
-      cur += *c;
-    }
-  }
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
-  return out;
 }
 
 std::string dir_of(const std::string& path) {
@@ -191,8 +170,12 @@ const Node& run_schema() {
   return *schema;
 }
 
-RunConfig build_run_config(json doc, const std::string& base_dir, const std::vector<std::string>& overrides,
-                           const std::vector<const hal_app*>& apps) {
+namespace {
+
+// The document the schema sees: without the "sweep" section, with a named
+// platform file read in, then the scenario's own "set" and the command
+// line's --set applied, in that order.
+json resolve_document(json doc, const std::string& base_dir, const std::vector<std::string>& overrides) {
   if (!doc.is_object()) throw ConfigError("", "expected an object with \"platform\" and \"scenario\"");
   // The same file serves `smmu-vp sweep`, which reads this section; a run
   // takes the base values and ignores it.
@@ -211,116 +194,100 @@ RunConfig build_run_config(json doc, const std::string& base_dir, const std::vec
     for (auto it = set.begin(); it != set.end(); ++it) apply_override(doc, it.key() + "=" + it.value().dump());
   }
   for (const auto& o : overrides) apply_override(doc, o);
+  return doc;
+}
 
+// The validated document, defaults filled; the seed is read first because
+// the SMMU's TLB takes it too.
+RunConfig validate_document(const json& doc) {
   RunConfig rc;
   rc.platform_given = doc.contains("platform");
   rc.resolved = validate(run_schema(), doc);
-  const json& pl = rc.resolved["platform"];
-  const json& sc = rc.resolved["scenario"];
-  rc.seed = sc["seed"];
+  rc.seed = rc.resolved["scenario"]["seed"];
+  return rc;
+}
 
-  const json& cpu = pl["cpu"];
+void read_cpu(const json& cpu, RunConfig& rc) {
   cpu_params().read(cpu, rc.cpu);
   // User entries extend the default cost table rather than replace it.
   const json defaults = default_costs();
   for (auto it = defaults.begin(); it != defaults.end(); ++it) rc.costs[it.key()] = it.value().get<uint64_t>();
   for (auto it = cpu["costs"].begin(); it != cpu["costs"].end(); ++it) rc.costs[it.key()] = it.value().get<uint64_t>();
   rc.resolved["platform"]["cpu"]["costs"] = rc.costs;
+}
 
-  dram_params().read(pl["dram"], rc.dram);
+void read_dram(const json& dram, RunConfig& rc) {
+  dram_params().read(dram, rc.dram);
   const DmaRegion& region = rc.dram.dma_region;
   if (region.offset >= rc.dram.size || region.size > rc.dram.size - region.offset)
     throw ConfigError("/platform/dram/dma_region", "must lie inside DRAM (offset + size <= dram.size)");
   if (rc.dram.base + (rc.dram.size - 1) < rc.dram.base)
     throw ConfigError("/platform/dram/size", "DRAM wraps past the top of the address space");
+}
 
+// platform.*, but for the devices: intc before the SMMU, whose lines it checks.
+void read_platform(RunConfig& rc) {
+  const json& pl = rc.resolved["platform"];
+  read_cpu(pl["cpu"], rc);
+  read_dram(pl["dram"], rc);
   interconnect_params().read(pl["interconnect"], rc.interconnect);
   intc_params().read(pl["intc"], rc.intc);
-
   if (pl.contains("smmu")) {
     rc.has_smmu = true;
     smmu_params().read(pl["smmu"], rc.smmu);
     check_smmu(rc);
     rc.smmu.translation.tlb.seed = rc.seed;
   }
+}
 
-  for (auto it = pl["devices"].begin(); it != pl["devices"].end(); ++it) {
-    const json& d = it.value();
-    const std::string path = "/platform/devices/" + it.key();
-    DeviceConfig dc;
-    dc.name = it.key();
-    dc.type = d["type"];
-    dc.base = d["base"];
-    dc.stream_id = static_cast<uint32_t>(d["stream_id"].get<uint64_t>());
-    dc.irq = u(d["irq"]);
-    if (dc.name == "dram" || dc.name == "intc" || dc.name == "cpus" || dc.name == "router" || dc.name == "smmu")
-      throw ConfigError(path, "name is reserved for a platform component");
-    dc.params = d;
-    dc.base_dir = base_dir;
-    find_device_type(dc.type)->layout(dc);  // validation accepted only registered types
-    if (dc.irq + dc.irq_lines > rc.intc.lines)
-      throw ConfigError(path + "/irq", "lines " + std::to_string(dc.irq) + ".." + std::to_string(dc.irq + dc.irq_lines - 1) +
-                                           " do not exist (intc.lines = " + std::to_string(rc.intc.lines) + ")");
-    rc.devices.push_back(dc);
-  }
+// One platform.devices entry, laid out by its type; `intc_lines` bounds its
+// interrupt lines.
+DeviceConfig read_device(const std::string& name, const json& d, const std::string& base_dir, unsigned intc_lines) {
+  const std::string path = "/platform/devices/" + name;
+  DeviceConfig dc;
+  dc.name = name;
+  dc.type = d["type"];
+  dc.base = d["base"];
+  dc.stream_id = static_cast<uint32_t>(d["stream_id"].get<uint64_t>());
+  dc.irq = u(d["irq"]);
+  if (dc.name == "dram" || dc.name == "intc" || dc.name == "cpus" || dc.name == "router" || dc.name == "smmu")
+    throw ConfigError(path, "name is reserved for a platform component");
+  dc.params = d;
+  dc.base_dir = base_dir;
+  find_device_type(dc.type)->layout(dc);  // validation accepted only registered types
+  if (dc.irq + dc.irq_lines > intc_lines)
+    throw ConfigError(path + "/irq", "lines " + std::to_string(dc.irq) + ".." + std::to_string(dc.irq + dc.irq_lines - 1) +
+                                         " do not exist (intc.lines = " + std::to_string(intc_lines) + ")");
+  return dc;
+}
+
+// Every device, then the checks across them and the platform: address
+// ranges and interrupt lines each have one owner.
+void read_devices(RunConfig& rc, const std::string& base_dir) {
+  const json& devices = rc.resolved["platform"]["devices"];
+  for (auto it = devices.begin(); it != devices.end(); ++it)
+    rc.devices.push_back(read_device(it.key(), it.value(), base_dir, rc.intc.lines));
   check_address_map(rc);
   check_interrupt_lines(rc);
+}
 
+// scenario.*: what runs, and until when.
+void read_scenario(RunConfig& rc, const std::vector<const hal_app*>& apps) {
+  const json& sc = rc.resolved["scenario"];
   rc.name = sc["name"];
   rc.description = sc["description"];
   rc.max_time_ps = static_cast<uint64_t>(sc["stop"]["max_time_us"].get<double>() * 1e6);
-  std::set<unsigned> used_cores;
-  for (size_t i = 0; i < sc["apps"].size(); ++i) {
-    const json& a = sc["apps"][i];
-    const std::string path = "/scenario/apps/" + std::to_string(i);
-    AppAssignment as;
-    const std::string name = a["app"];
-    std::string known;
-    for (const hal_app* app : apps) {
-      if (name == app->name) as.app = app;
-      known += (known.empty() ? "" : ", ") + std::string(app->name);
-    }
-    if (!as.app) throw ConfigError(path + "/app", "no app named \"" + name + "\" (known: " + known + ")");
-    if (a["cores"].empty()) throw ConfigError(path + "/cores", "must name at least one core");
-    for (size_t k = 0; k < a["cores"].size(); ++k) {
-      const unsigned c = u(a["cores"][k]);
-      const std::string cp = path + "/cores/" + std::to_string(k);
-      if (c >= rc.cpu.count) throw ConfigError(cp, "core " + std::to_string(c) + " does not exist (cpu.count = " + std::to_string(rc.cpu.count) + ")");
-      if (!used_cores.insert(c).second) throw ConfigError(cp, "core " + std::to_string(c) + " already runs another app");
-      as.cores.push_back(c);
-    }
-    for (const hal_param_decl* p = as.app->params; p && p->name; ++p) as.params[p->name] = p->default_value;
-    for (auto it = a["params"].begin(); it != a["params"].end(); ++it) {
-      if (!as.params.count(it.key())) {
-        std::string declared;
-        for (const auto& [k, v] : as.params) declared += (declared.empty() ? "" : ", ") + k;
-        throw ConfigError(path + "/params/" + it.key(), "app \"" + name + "\" has no such parameter (it has: " +
-                                                            (declared.empty() ? "none" : declared) + ")");
-      }
-      const hal_param_decl* decl = nullptr;
-      for (const hal_param_decl* p = as.app->params; p && p->name; ++p)
-        if (it.key() == p->name) decl = p;
-      const std::string ppath = path + "/params/" + it.key();
-      uint64_t v = 0;
-      if (it.value().is_string()) {
-        const std::string want = it.value().get<std::string>();
-        const std::vector<std::string> names = param_value_names(decl);
-        const auto found = std::find(names.begin(), names.end(), want);
-        if (found == names.end())
-          throw ConfigError(ppath, "app \"" + name + "\": " + it.key() + " = \"" + want + "\" is not a value it names" +
-                                       (names.empty() ? " (it takes numbers only)" : " (one of: " + join(names) + ")"));
-        v = static_cast<uint64_t>(found - names.begin());
-      } else {
-        v = it.value().get<uint64_t>();
-      }
-      if (decl->max && v > decl->max)
-        throw ConfigError(ppath, "app \"" + name + "\": " + it.key() + " = " + std::to_string(v) + " is out of range (0 to " +
-                                     std::to_string(decl->max) + ": " + decl->help + ")");
-      as.params[it.key()] = v;
-    }
-    rc.resolved["scenario"]["apps"][i]["params"] = as.params;
-    rc.apps.push_back(std::move(as));
-  }
+  read_apps(rc, apps);
+}
+
+}  // namespace
+
+RunConfig build_run_config(json doc, const std::string& base_dir, const std::vector<std::string>& overrides,
+                           const std::vector<const hal_app*>& apps) {
+  RunConfig rc = validate_document(resolve_document(std::move(doc), base_dir, overrides));
+  read_platform(rc);
+  read_devices(rc, base_dir);
+  read_scenario(rc, apps);
   return rc;
 }
 
@@ -330,21 +297,7 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
 }
 
 std::string render_config_reference(const std::vector<const hal_app*>& apps) {
-  std::string out = render_reference(run_schema());
-  out += "\n### App parameters (`scenario.apps.N.params`)\n";
-  for (const hal_app* app : apps) {
-    out += "\n`" + std::string(app->name) + "`: " + app->summary + "\n\n";
-    if (!app->params || !app->params->name) {
-      out += "No parameters.\n";
-      continue;
-    }
-    out += "| parameter | default | range | description |\n|---|---|---|---|\n";
-    for (const hal_param_decl* p = app->params; p->name; ++p)
-      out += "| `" + std::string(p->name) + "` | " + std::to_string(p->default_value) + " | " +
-             (p->names ? join(param_value_names(p)) + " (" : "") + (p->max ? "0 to " + std::to_string(p->max) : "any") +
-             (p->names ? ")" : "") + " | " + p->help + " |\n";
-  }
-  return out;
+  return render_reference(run_schema()) + render_app_params_reference(apps);
 }
 
 }  // namespace smmu_vp::config
