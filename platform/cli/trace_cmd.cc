@@ -1,6 +1,6 @@
 // `smmu-vp trace import` and `smmu-vp trace stats` (trace_cmd.h). The options
-// live in the CLI::App itself and are read back from it, so the command needs
-// no state of its own between add_trace_command and run_trace_command.
+// live in the CLI::App itself and are read back from it when the command
+// runs, so it keeps no state of its own.
 #include "cli/trace_cmd.h"
 
 #include <chrono>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "dmatrace/dma_trace.h"
@@ -21,9 +22,6 @@ namespace smmu_vp::cli {
 namespace {
 
 namespace dt = smmu_vp::dmatrace;
-
-// As main.cc's exit codes.
-constexpr int kExitBadInput = 2;
 
 using Clock = std::chrono::steady_clock;
 
@@ -183,9 +181,16 @@ int run_stats(const CLI::App& cmd) {
   return 0;
 }
 
+int run_trace_command(const CLI::App& trace_cmd) {
+  if (const CLI::App* imp = trace_cmd.get_subcommand("import"); imp && imp->parsed()) return run_import(*imp);
+  if (const CLI::App* st = trace_cmd.get_subcommand("stats"); st && st->parsed()) return run_stats(*st);
+  std::cerr << "smmu-vp: trace: a subcommand is required (import, stats)\n";
+  return kExitBadInput;
+}
+
 }  // namespace
 
-CLI::App* add_trace_command(CLI::App& cli) {
+Subcommand add_trace_command(CLI::App& cli) {
   CLI::App* trace = cli.add_subcommand("trace", "DMA/IOMMU trace files: import Linux ftrace text, summarise a trace");
   trace->require_subcommand(1);
 
@@ -207,14 +212,7 @@ CLI::App* add_trace_command(CLI::App& cli) {
 
   CLI::App* stats = trace->add_subcommand("stats", "Summarise a trace file: records per op and StreamID, time span, bytes mapped");
   stats->add_option("FILE", "Trace file (plain or gzip)")->required();
-  return trace;
-}
-
-int run_trace_command(const CLI::App& trace_cmd) {
-  if (const CLI::App* imp = trace_cmd.get_subcommand("import"); imp && imp->parsed()) return run_import(*imp);
-  if (const CLI::App* st = trace_cmd.get_subcommand("stats"); st && st->parsed()) return run_stats(*st);
-  std::cerr << "smmu-vp: trace: a subcommand is required (import, stats)\n";
-  return kExitBadInput;
+  return {trace, [trace] { return run_trace_command(*trace); }};
 }
 
 }  // namespace smmu_vp::cli

@@ -3,14 +3,12 @@
 // our format (traces/README.md); `trace stats` summarises a trace file.
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "cli/subcommand.h"
 
 namespace smmu_vp::cli {
 
-// Declares the `trace` subcommand and its own subcommands on `cli`.
-CLI::App* add_trace_command(CLI::App& cli);
-// Runs the parsed `trace` subcommand; returns the process exit code (0 done,
-// 2 bad input: the message on stderr names the file, line and field).
-int run_trace_command(const CLI::App& trace_cmd);
+// `trace` with its own subcommands, `import` and `stats`. Exit code: 0 done,
+// 2 bad input (the message on stderr names the file, line and field).
+Subcommand add_trace_command(CLI::App& cli);
 
 }  // namespace smmu_vp::cli
