@@ -2,9 +2,10 @@
 // its register block is, how many interrupt lines it uses, how to build it,
 // and what it adds to the run summary. Each model registers itself from its
 // own file in platform/devices/ (REGISTER_DEVICE_TYPE below), so adding a
-// device touches no central code: the configuration accepts its "type", the
-// platform maps its registers, binds its master port behind the SMMU and
-// finalizes it, and docs/config.md documents it.
+// device changes no central code, only the CMake source lists
+// (docs/architecture.md, "Adding a device"): the configuration accepts its
+// "type", the platform maps its registers, binds its master port behind the
+// SMMU and finalizes it, and docs/config.md documents it.
 #pragma once
 
 #include <cstdint>
