@@ -1,6 +1,9 @@
 // The bare-metal arm-smmu-v3 driver (sw/drivers/smmu) against the SMMU model: probe,
 // reset in the Linux order, attach, invalidation, events, error recovery, and
 // several cores sharing the command queue under the spinlock policy.
+#include <map>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "dma/dma_registers.h"
@@ -214,6 +217,28 @@ TEST(SmmuStressApp, EveryCoreInvalidatesThroughTheDriver) {
   const double* rate = t.stats().find_value("sw.smmu_stress.invalidations_per_s_total");
   ASSERT_NE(rate, nullptr);
   EXPECT_GT(*rate, 0.0);
+}
+
+// The driver policy is declared once: every built-in app that takes a policy
+// parameter declares all five, with the driver's default, and the policy they
+// build with their defaults is smmu_policy_default().
+TEST(SmmuPolicyParams, EveryAppTakesTheDriversDefaults) {
+  const smmu_policy want = smmu_policy_default();
+  const std::map<std::string, uint64_t> defaults = {
+      {"cmdq", want.cmdq}, {"sync", want.sync}, {"tlbi", want.tlbi},
+      {"asid_threshold", want.asid_threshold_pages}, {"elide", want.elide_back_to_back_sync ? 1u : 0u}};
+  EXPECT_EQ(want.cmdq, SMMU_CMDQ_LOCKFREE);  // Linux v5.4's queue, as docs/driver.md says
+  unsigned apps_with_policy = 0;
+  for (const hal_app* app : with_builtin({})) {
+    std::map<std::string, uint64_t> got;
+    for (const hal_param_decl* p = app->params; p && p->name; ++p)
+      if (defaults.count(p->name)) got[p->name] = p->default_value;
+    if (got.empty()) continue;
+    ++apps_with_policy;
+    EXPECT_EQ(got, defaults) << app->name;
+  }
+  // iommu_setup's five apps, smmu_stress and map_bench.
+  EXPECT_GE(apps_with_policy, 7u);
 }
 
 }  // namespace
