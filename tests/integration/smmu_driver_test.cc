@@ -24,6 +24,8 @@ struct {
   int probe = -1, reset = -1;
   uint32_t copy = 99, stale = 99, after_tlbi = 99, aborted = 99, bypass = 99;
   uint64_t f_translation = 0, events_after_abort = 0;
+  unsigned pending_before = 0, pending_after = 0;  // smmu_events_pending around smmu_handle_events
+  bool overflow = true;
   int bad_cmd = 0;
   int after_bad = -1;
   unsigned per_core_ok[4] = {};
@@ -56,7 +58,9 @@ int driver_main(void) {
     g.stale = copy(&dma, kIova, kIova + 0x1000);
     if (smmu_tlbi_range(&g_dev, 1, kIova, 4096)) return 3;
     g.after_tlbi = copy(&dma, kIova, kIova + 0x1000);
+    g.pending_before = smmu_events_pending(&g_dev, &g.overflow);
     smmu_handle_events(&g_dev);
+    g.pending_after = smmu_events_pending(&g_dev, nullptr);
     g.f_translation = g_dev.stats.events_by_id[0x10];
     // Abort: no event (STE.Config = abort); bypass: physical addresses.
     smmu_attach_abort(&g_dev, dev.stream_id);
@@ -90,6 +94,9 @@ TEST(SmmuDriver, BringUpAttachInvalidateAndShareTheQueue) {
   EXPECT_EQ(g.stale, DMA_ERR_NONE);       // the TLB still had it
   EXPECT_EQ(g.after_tlbi, DMA_ERR_READ);  // gone after TLBI + SYNC
   EXPECT_EQ(g.f_translation, 1u);
+  EXPECT_EQ(g.pending_before, 1u);  // the fault's record, until the driver consumed it
+  EXPECT_EQ(g.pending_after, 0u);
+  EXPECT_FALSE(g.overflow);
   EXPECT_EQ(g.aborted, DMA_ERR_READ);
   EXPECT_EQ(g.events_after_abort, 1u);    // abort records nothing
   EXPECT_EQ(g.bypass, DMA_ERR_NONE);

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 
-#include "hal/hal.h"
 #include "drivers/smmu/arm_smmu.h"
 #include "drivers/smmu/smmu_hw.h"
 
@@ -16,14 +15,12 @@ struct EventRecord {
   uint64_t addr = 0;
 };
 
-// Call from an app on a simulated core, before smmu_handle_events.
+// Call from an app on a simulated core, before smmu_handle_events: the
+// driver's smmu_peek_event, decoded.
 inline EventRecord oldest_event(const smmu_device& s) {
   EventRecord r;
-  const smmu_queue& eq = s.evtq;
-  const uint32_t prod = hal_read32(hal_smmu().base + SMMU_EVENTQ_PROD);
-  const uint32_t wrap_mask = (2u << eq.log2size) - 1;
-  if ((prod & wrap_mask) == (eq.cons & wrap_mask)) return r;
-  const uint64_t* rec = eq.slots + SMMU_EVT_DWORDS * (eq.cons & ((1u << eq.log2size) - 1));
+  uint64_t rec[SMMU_EVT_DWORDS];
+  if (!smmu_peek_event(&s, rec)) return r;
   r.valid = true;
   r.id = static_cast<uint32_t>(rec[0] & SMMU_EVT0_ID_MASK);
   r.sid = static_cast<uint32_t>(rec[0] >> SMMU_EVT0_SID_SHIFT);
