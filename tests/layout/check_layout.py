@@ -44,8 +44,7 @@ def main(src):
 
     rank = {name: i for i, name in enumerate(LAYERS)}
     for folder in sorted(top["platform"]):
-        if folder not in rank and any((src / "platform" / folder).rglob("*.*")) and \
-                any(p.suffix in SOURCES for p in (src / "platform" / folder).rglob("*")):
+        if folder not in rank and sources(src / "platform" / folder):
             problems.append(f"platform/{folder}/ has no place in LAYERS (tests/layout/check_layout.py)")
     for path in sources(src / "platform"):
         rel = path.relative_to(src / "platform")
