@@ -18,7 +18,15 @@ need() {
 need qemu-system-aarch64 qemu-system-arm
 need aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
 
-if ! cmake -S "$src/sw/ports/qemu-virt" -B "$out" \
+port="$src/sw/ports/qemu-virt"
+# A build directory configured from another source (the port's earlier place,
+# sw/hal/ports/qemu-virt, or another checkout) is started afresh: CMake
+# refuses to reconfigure it.
+if [ -f "$out/CMakeCache.txt" ] &&
+   ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$port" "$out/CMakeCache.txt"; then
+  rm -rf "$out"
+fi
+if ! cmake -S "$port" -B "$out" \
     -DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchains/aarch64-qemu-virt.cmake" >"$out.configure.log" 2>&1; then
   cat "$out.configure.log" >&2
   echo "qemu_virt_crosscheck: configuring the image failed" >&2
