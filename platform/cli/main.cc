@@ -17,6 +17,7 @@
 
 #include "cli/apps_cmd.h"
 #include "cli/config_reference_cmd.h"
+#include "cli/profile_cmd.h"
 #include "cli/run_cmd.h"
 #include "cli/subcommand.h"
 #include "cli/sweep_cmd.h"
@@ -54,6 +55,7 @@ int sc_main(int argc, char** argv) {
       cmd::add_trace_command(cli),
       cmd::add_apps_command(cli),
       cmd::add_config_reference_command(cli),
+      cmd::add_profile_command(cli),
   };
 
   try {

@@ -10,6 +10,7 @@
 #include "config/app_params.h"
 #include "config/default_costs.h"
 #include "config/platform_params.h"
+#include "config/profile.h"
 #include "cpu/interrupt_controller.h"
 #include "memory/address_map.h"
 
@@ -175,25 +176,48 @@ namespace {
 // The document the schema sees: without the "sweep" section, with a named
 // platform file read in, then the scenario's own "set" and the command
 // line's --set applied, in that order.
-json resolve_document(json doc, const std::string& base_dir, const std::vector<std::string>& overrides) {
+// A named platform is a profile name or a file: a profile's provenance is
+// checked here, so that no run uses a profile with an unsourced value.
+// `origin` receives the profile and what the scenario and command line
+// changed of it.
+json resolve_document(json doc, const std::string& base_dir, const std::vector<std::string>& overrides,
+                      PlatformOrigin& origin) {
   if (!doc.is_object()) throw ConfigError("", "expected an object with \"platform\" and \"scenario\"");
   // The same file serves `smmu-vp sweep`, which reads this section; a run
   // takes the base values and ignores it.
   doc.erase("sweep");
   if (doc.contains("platform") && doc["platform"].is_string()) {
-    const std::string p = doc["platform"].get<std::string>();
-    const std::string full = (!p.empty() && p[0] == '/') ? p : base_dir + "/" + p;
-    doc["platform"] = parse_json(read_file(full), full);
+    const std::string named = doc["platform"];
+    const Profile profile = load_profile(find_profile(named, base_dir));
+    if (profile.is_profile) check_provenance(profile);
+    origin.profile = profile.is_profile ? profile.name : "";
+    origin.file = named;  // as the scenario names it: stats.json stays the same wherever the tree is
+    doc["platform"] = profile.platform;
+  } else if (doc.contains("platform") && doc["platform"].is_object()) {
+    // A profile's content given inline (a test, a planned sweep job): its
+    // values, without the profile's own keys.
+    const Profile profile = profile_from_document(doc["platform"], "/platform", base_dir);
+    origin.profile = profile.is_profile ? profile.name : "";
+    doc["platform"] = profile.platform;
   }
+  auto note_platform_change = [](const std::string& path, std::vector<std::string>& into) {
+    if (path.rfind("platform.", 0) == 0) into.push_back(path.substr(9));
+  };
   // "set": overrides the scenario itself makes to the platform it names
   // (e.g. another SMMU profile), applied before the command line's.
   if (doc.contains("set")) {
     const json set = doc["set"];
     doc.erase("set");
     if (!set.is_object()) throw ConfigError("/set", "expected an object of \"dotted.path\": value");
-    for (auto it = set.begin(); it != set.end(); ++it) apply_override(doc, it.key() + "=" + it.value().dump());
+    for (auto it = set.begin(); it != set.end(); ++it) {
+      apply_override(doc, it.key() + "=" + it.value().dump());
+      note_platform_change(it.key(), origin.set_by_scenario);
+    }
   }
-  for (const auto& o : overrides) apply_override(doc, o);
+  for (const auto& o : overrides) {
+    apply_override(doc, o);
+    note_platform_change(o.substr(0, o.find('=')), origin.set_by_command_line);
+  }
   return doc;
 }
 
@@ -284,7 +308,9 @@ void read_scenario(RunConfig& rc, const std::vector<const hal_app*>& apps) {
 
 RunConfig build_run_config(json doc, const std::string& base_dir, const std::vector<std::string>& overrides,
                            const std::vector<const hal_app*>& apps) {
-  RunConfig rc = validate_document(resolve_document(std::move(doc), base_dir, overrides));
+  PlatformOrigin origin;
+  RunConfig rc = validate_document(resolve_document(std::move(doc), base_dir, overrides, origin));
+  rc.origin = std::move(origin);
   read_platform(rc);
   read_devices(rc, base_dir);
   read_scenario(rc, apps);

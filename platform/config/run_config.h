@@ -32,6 +32,16 @@ struct AppAssignment {
   std::map<std::string, uint64_t> params;  // every declared parameter, defaults filled
 };
 
+// Where the platform of a run comes from: the profile it names (empty for
+// an inline platform or a plain platform file) and which of its values the
+// scenario's "set" and the command line's --set changed (paths below
+// "platform.").
+struct PlatformOrigin {
+  std::string profile;
+  std::string file;
+  std::vector<std::string> set_by_scenario, set_by_command_line;
+};
+
 struct RunConfig {
   // platform
   CpuConfig cpu;
@@ -49,6 +59,7 @@ struct RunConfig {
   uint64_t max_time_ps = 0;
   uint64_t seed = 1;
   bool platform_given = false;  // the document named a platform (else the built-in defaults)
+  PlatformOrigin origin;
   // the whole validated document, defaults filled (written to OUT/config.json)
   nlohmann::json resolved;
 };
@@ -56,8 +67,9 @@ struct RunConfig {
 // Schema of the whole document ({"platform": ..., "scenario": ...}).
 const Node& run_schema();
 
-// Loads a scenario file. "platform" may be an object or a path to a JSON file
-// (relative to the scenario's directory). A top-level "sweep" section (read by
+// Loads a scenario file. "platform" may be an object, a path to a JSON file
+// (relative to the scenario's directory) or the name of a profile
+// (config/profile.h), whose provenance is checked. A top-level "sweep" section (read by
 // `smmu-vp sweep`) is ignored. `overrides` are --set assignments.
 // `apps` are the programs that can be named (built-in apps, or the firmware).
 // Throws ConfigError (bad content) or std::runtime_error (unreadable file).

@@ -57,10 +57,26 @@ std::vector<std::string> run_problems(const Platform& p) {
   return out;
 }
 
+// Which profile the run's platform is, and what the scenario and the command
+// line changed of it: a figure is the profile's only where both lists are empty.
+static void print_platform_origin(std::ostream& os, const config::PlatformOrigin& o) {
+  if (o.file.empty() && o.set_by_scenario.empty() && o.set_by_command_line.empty()) return;
+  os << "platform  " << (o.profile.empty() ? "file " + o.file : "profile " + o.profile + " (" + o.file + ")") << "\n";
+  auto list = [&os](const char* who, const std::vector<std::string>& keys) {
+    if (keys.empty()) return;
+    os << "          " << who << " sets";
+    for (size_t i = 0; i < keys.size(); ++i) os << (i ? ", " : " ") << keys[i];
+    os << "\n";
+  };
+  list("the scenario", o.set_by_scenario);
+  list("--set", o.set_by_command_line);
+}
+
 void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
   const StatsRegistry& s = p.stats();
   const auto& cfg = p.config();
   os << fmt::format("\nscenario  {}{}\n", cfg.name, cfg.description.empty() ? "" : ": " + cfg.description);
+  print_platform_origin(os, cfg.origin);
   os << fmt::format("status    {} after {} simulated ({:.2f} s wall){}\n", RunResult::status_name(r.status),
                     human_ns(r.sim_ns), r.wall_seconds, r.message.empty() ? "" : "\n          " + r.message);
 

@@ -178,6 +178,39 @@ TEST(Cli, ConfigReferenceMatchesTheDocs) {
       << "docs/config.md is stale: run `make docs` to regenerate its reference section";
 }
 
+TEST(Cli, ProfilesDocMatchesTheProfiles) {
+  const Cmd r = sh("profile doc");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream in(std::string(SMMU_VP_SOURCE_DIR) + "/docs/profiles.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string begin = "<!-- BEGIN GENERATED REFERENCE -->\n", end = "<!-- END GENERATED REFERENCE -->";
+  const auto b = doc.find(begin), e = doc.find(end);
+  ASSERT_NE(b, std::string::npos);
+  ASSERT_NE(e, std::string::npos);
+  EXPECT_EQ(doc.substr(b + begin.size(), e - b - begin.size()), r.out)
+      << "docs/profiles.md is stale: run `make docs` to regenerate it";
+}
+
+TEST(Cli, ProfileCheckAndRunRefuseAValueWithoutProvenance) {
+  EXPECT_EQ(sh("profile check").exit_code, 0);
+  const fs::path d = temp_dir("profile-bad");
+  nlohmann::json base = read_json(fs::path(SMMU_VP_SOURCE_DIR) / "platform/platforms/base.json");
+  base["provenance"].erase("dram.read_latency_ns");
+  const fs::path bad = d / "bad.json";
+  std::ofstream(bad) << base.dump(2);
+  Cmd r = sh("profile check " + bad.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find(bad.string() + ": provenance.dram.read_latency_ns"), std::string::npos) << r.out;
+  const fs::path scenario = d / "s.json";
+  std::ofstream(scenario) << nlohmann::json{{"platform", "bad.json"}, {"scenario", {{"name", "s"}}}}.dump();
+  r = sh("run " + scenario.string() + " --out " + (d / "out").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("provenance.dram.read_latency_ns"), std::string::npos) << r.out;
+  r = sh("profile show no_such_machine");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("unknown profile"), std::string::npos) << r.out;
+}
+
 
 // --- sweep ------------------------------------------------------------------
 
