@@ -38,20 +38,20 @@ void CoherenceTracker::grow() {
   }
 }
 
-bool CoherenceTracker::access(uintptr_t addr, unsigned cpu, bool write) {
+uint64_t CoherenceTracker::holders(uintptr_t addr, unsigned cpu, bool write) {
   Slot& line = find(addr >> kLineShift);
   const uint64_t me = 1ull << (cpu % kMaxCores);
-  bool moved;
+  uint64_t others;
   if (write) {
-    moved = (line.sharers & ~me) != 0;  // another core holds a copy to invalidate
+    others = line.sharers & ~me;  // other cores hold copies to invalidate
     line.sharers = me;
   } else {
-    moved = (line.sharers & me) == 0 && line.sharers != 0;
+    others = (line.sharers & me) == 0 ? line.sharers : 0;
     line.sharers |= me;
   }
-  if (moved) ++transfers_;
+  if (others) ++transfers_;
   else ++local_;
-  return moved;
+  return others;
 }
 
 }  // namespace smmu_vp

@@ -19,7 +19,15 @@ class CoherenceTracker {
   static constexpr unsigned kMaxCores = 64;
 
   // True when the access needed the line from another core.
-  bool access(uintptr_t addr, unsigned cpu, bool write);
+  bool access(uintptr_t addr, unsigned cpu, bool write) { return holders(addr, cpu, write) != 0; }
+  // The same access, returning the other cores it involved (a bit per
+  // core): for a write every other core holding a copy (each must give it
+  // up), for a load of a line this core lacks every core that has it (one
+  // of them sends it); 0 when the access was local.
+  uint64_t holders(uintptr_t addr, unsigned cpu, bool write);
+  // Until when the line is busy with a transfer (CpuConfig::line_queueing):
+  // a core that needs it sooner waits. Only a line some core touched.
+  Ps& busy_until(uintptr_t addr) { return find(addr >> kLineShift).busy_until; }
 
   uint64_t transfers() const { return transfers_; }
   uint64_t local() const { return local_; }
@@ -34,6 +42,7 @@ class CoherenceTracker {
   struct Slot {
     uintptr_t line = kEmpty;
     uint64_t sharers = 0;  // bit per core holding a copy
+    Ps busy_until = 0;
   };
   static constexpr uintptr_t kEmpty = ~uintptr_t{0};  // no line: addresses shift right by kLineShift
   Slot& find(uintptr_t line);

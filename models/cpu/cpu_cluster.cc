@@ -380,16 +380,45 @@ void CpuCore::catch_up() {
   clock_.set_ahead(t - unwaited_);
 }
 
+// What moving a line to `cpu` costs when `others` hold it: a write waits
+// for the farthest copy to be given up, a load takes the line from the
+// nearest core that has it.
+double line_transfer_ns(const CpuConfig& cfg, unsigned cpu, uint64_t others, bool is_write) {
+  auto cost_from = [&](unsigned other) {
+    if (other / cfg.cluster_cores == cpu / cfg.cluster_cores) return cfg.cacheline_transfer_ns;
+    if (other / cfg.die_cores == cpu / cfg.die_cores) return cfg.cacheline_transfer_die_ns;
+    return cfg.cacheline_transfer_remote_ns;
+  };
+  double cost = is_write ? 0.0 : -1.0;
+  for (unsigned c = 0; others; ++c, others >>= 1) {
+    if (!(others & 1)) continue;
+    const double ns = cost_from(c);
+    cost = is_write ? std::max(cost, ns) : (cost < 0 ? ns : std::min(cost, ns));
+  }
+  return cost;
+}
+
 void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
   sync_memory(is_write ? addr : nullptr);
   atomics_.add();
   const CpuConfig& cfg = cluster_.config();
-  const bool moved = cluster_.coherence().access(reinterpret_cast<uintptr_t>(addr), id_, is_write);
+  const uint64_t others = cluster_.coherence().holders(reinterpret_cast<uintptr_t>(addr), id_, is_write);
   if (is_write) cluster_.core_wrote(addr);
   Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
-  if (moved) {
+  if (others) {
     line_transfers_.add();
-    cost += ns_to_ps(cfg.cacheline_transfer_ns);
+    const Ps transfer = ns_to_ps(line_transfer_ns(cfg, id_, others, is_write));
+    if (cfg.line_queueing) {
+      // Behind the transfers already under way; the line is then this
+      // core's for the transfer and the access.
+      Ps& busy = cluster_.coherence().busy_until(reinterpret_cast<uintptr_t>(addr));
+      const Ps t = now();
+      const Ps start = std::max(t, busy);
+      busy = start + transfer + cost;
+      cost += (start - t) + transfer;
+    } else {
+      cost += transfer;
+    }
   }
   // The access itself happens now; the core then pays for it.
   clock_.advance(cost);

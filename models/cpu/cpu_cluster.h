@@ -43,7 +43,17 @@ struct CpuConfig {
   double quantum_ns = 500.0;           // max local time ahead of the kernel
   uint64_t shared_load_cycles = 4;     // hal_load* of a line this core holds
   uint64_t atomic_cycles = 20;         // store / RMW on a line this core owns
-  double cacheline_transfer_ns = 40.0; // line held by another core
+  double cacheline_transfer_ns = 40.0; // line held by another core of the same cluster
+  // Where cores sit, for the cost of a line that moves between them: cores
+  // [k*cluster_cores, (k+1)*cluster_cores) share a cluster, and likewise for
+  // dies. The defaults put every core in one cluster of one die.
+  unsigned cluster_cores = 64;
+  unsigned die_cores = 64;
+  double cacheline_transfer_die_ns = 40.0;    // from another cluster of the same die
+  double cacheline_transfer_remote_ns = 40.0; // from another die
+  // A line serves one transfer at a time: a core that needs a line while
+  // another core's transfer of it is under way waits for that to finish.
+  bool line_queueing = false;
   uint64_t dmb_cycles = 10;
   uint64_t dsb_cycles = 40;
   uint64_t isb_cycles = 20;
@@ -52,6 +62,10 @@ struct CpuConfig {
   uint64_t stack_kib = 1024;           // host stack of each core's thread
   bool poll_sleep = true;              // CpuCore::poll sleeps between polls that cannot see a change
 };
+
+// The extra cost of an access by `cpu` to a line that the cores in `others`
+// (a bit per core, CoherenceTracker::holders) hold, by where they sit.
+double line_transfer_ns(const CpuConfig& cfg, unsigned cpu, uint64_t others, bool is_write);
 
 class CpuCluster;
 

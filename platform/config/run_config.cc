@@ -233,6 +233,9 @@ RunConfig validate_document(const json& doc) {
 
 void read_cpu(const json& cpu, RunConfig& rc) {
   cpu_params().read(cpu, rc.cpu);
+  if (rc.cpu.die_cores % rc.cpu.cluster_cores != 0)
+    throw ConfigError("/platform/cpu/die_cores", "must be a multiple of cluster_cores (" +
+                                                     std::to_string(rc.cpu.cluster_cores) + ")");
   // User entries extend the default cost table rather than replace it.
   const json defaults = default_costs();
   for (auto it = defaults.begin(); it != defaults.end(); ++it) rc.costs[it.key()] = it.value().get<uint64_t>();

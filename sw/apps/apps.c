@@ -2,6 +2,7 @@
 
 extern const struct hal_app app_camera;
 extern const struct hal_app app_dma_copy;
+extern const struct hal_app app_dma_map_bench;
 extern const struct hal_app app_fio;
 extern const struct hal_app app_iova_bench;
 extern const struct hal_app app_lock_contend;
@@ -15,6 +16,7 @@ extern const struct hal_app app_trace_replay;
 const struct hal_app *const sw_apps[] = {
     &app_camera,
     &app_dma_copy,
+    &app_dma_map_bench,
     &app_fio,
     &app_iova_bench,
     &app_lock_contend,

@@ -129,5 +129,27 @@ TEST(IommuBench, ShippedSeed004ScenarioRuns) {
   EXPECT_DOUBLE_EQ(value(t, "sw.swiotlb_bench.seed_gain_pct"), 23.6);
 }
 
+
+// dma_map_bench (Linux's dma_map_benchmark): every unmap in strict mode is a
+// TLBI and a CMD_SYNC through the command queue, shared by the app's cores.
+TEST(IommuBench, DmaMapBenchIssuesATlbiAndASyncPerUnmap) {
+  nlohmann::json s = scenario({{{"app", "dma_map_bench"}, {"cores", {0, 1, 2, 3}}, {"params", {{"runtime_us", 50}, {"warmup_us", 5}}}}});
+  s["platform"]["cpu"]["line_queueing"] = true;
+  const TestRun t = run(s, {});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  const Histogram* unmaps = t.histogram("sw.dma_map_bench.unmap_ns");
+  ASSERT_TRUE(unmaps);
+  EXPECT_GT(unmaps->count(), 40u);
+  // Each map+unmap (warm-up and window) issues a TLBI and a SYNC; the bring-up adds a few commands.
+  const double syncs = value(t, "sw.dma_map_bench.smmu_syncs");
+  EXPECT_GE(syncs, static_cast<double>(unmaps->count()));
+  EXPECT_GE(value(t, "sw.dma_map_bench.smmu_commands"), 2 * syncs - 8);
+  EXPECT_EQ(t.counter("smmu.cmdq.syncs"), static_cast<uint64_t>(syncs));
+  const double per_cpu = value(t, "sw.dma_map_bench.map_unmap_per_s_per_cpu");
+  EXPECT_NEAR(value(t, "sw.dma_map_bench.map_unmap_per_s_total"), 4 * per_cpu, 1.0);
+  // The cores share the queue's words: lines moved between them.
+  EXPECT_GT(t.counter("cpus.cpu1.cacheline_transfers"), 0u);
+}
+
 }  // namespace
 }  // namespace smmu_vp::test

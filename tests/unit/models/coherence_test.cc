@@ -2,6 +2,8 @@
 // cache line between cores (and so pay the transfer cost).
 #include "cpu/coherence.h"
 
+#include "cpu/cpu_cluster.h"
+
 #include <gtest/gtest.h>
 
 namespace smmu_vp {
@@ -105,6 +107,39 @@ TEST(Coherence, ManyLinesKeepTheirHolders) {
   }
   EXPECT_EQ(c.lines(), kLines);
   EXPECT_EQ(c.transfers(), kLines);
+}
+
+
+// Where cores sit sets what a moving line costs (CpuConfig's topology): a
+// write waits for the farthest copy, a load takes the nearest one.
+TEST(LineTransfer, CostFollowsTheTopology) {
+  CpuConfig cfg;
+  cfg.cluster_cores = 4;
+  cfg.die_cores = 32;
+  cfg.cacheline_transfer_ns = 30;
+  cfg.cacheline_transfer_die_ns = 35;
+  cfg.cacheline_transfer_remote_ns = 80;
+  auto bit = [](unsigned c) { return uint64_t{1} << c; };
+  EXPECT_EQ(line_transfer_ns(cfg, 0, bit(3), kWrite), 30.0);   // same cluster
+  EXPECT_EQ(line_transfer_ns(cfg, 0, bit(4), kWrite), 35.0);   // another cluster of the die
+  EXPECT_EQ(line_transfer_ns(cfg, 0, bit(32), kWrite), 80.0);  // another die
+  EXPECT_EQ(line_transfer_ns(cfg, 33, bit(63), kRead), 35.0);
+  EXPECT_EQ(line_transfer_ns(cfg, 0, bit(1) | bit(40), kWrite), 80.0) << "a write invalidates every copy";
+  EXPECT_EQ(line_transfer_ns(cfg, 0, bit(1) | bit(40), kRead), 30.0) << "a load takes the nearest copy";
+}
+
+TEST(LineTransfer, TheDefaultTopologyIsOneCluster) {
+  const CpuConfig cfg;
+  EXPECT_EQ(line_transfer_ns(cfg, 0, uint64_t{1} << 63, kWrite), cfg.cacheline_transfer_ns);
+}
+
+TEST(Coherence, HoldersNamesTheCoresAnAccessInvolves) {
+  CoherenceTracker c;
+  c.holders(0x1000, 1, kRead);
+  c.holders(0x1000, 2, kRead);
+  EXPECT_EQ(c.holders(0x1000, 3, kWrite), (uint64_t{1} << 1) | (uint64_t{1} << 2));
+  EXPECT_EQ(c.holders(0x1000, 0, kRead), uint64_t{1} << 3);
+  EXPECT_EQ(c.holders(0x1000, 0, kRead), 0u) << "a copy it holds is local";
 }
 
 }  // namespace
