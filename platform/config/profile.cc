@@ -221,7 +221,11 @@ Profile profile_from_document(const json& doc, const std::string& label, const s
 }
 
 json resolved_platform(const Profile& profile) {
-  return validate(platform_node(), profile.platform, "/platform");
+  json platform = validate(platform_node(), profile.platform, "/platform");
+  // A run adds the entries it is given to the default cost table (read_cpu).
+  for (const auto& [name, cycles] : default_cost_table())
+    if (!platform["cpu"]["costs"].contains(name)) platform["cpu"]["costs"][name] = cycles;
+  return platform;
 }
 
 std::vector<ProvenanceRow> provenance_rows(const Profile& profile, const json& platform) {
