@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Tests of docs/figures.json's roles and micro-figures.
+"""Tests of docs/figures.json's roles and micro-figures and of scripts/check-provenance.py.
 
-  /usr/bin/python3 tests/calibrate/test_calibrate.py [FiguresTest ...]
+  /usr/bin/python3 tests/calibrate/test_calibrate.py --cli build/smmu-vp [FiguresTest|ProvenanceTest ...]
 """
 import argparse
 import json
@@ -110,6 +110,81 @@ class FiguresTest(unittest.TestCase):
             "scenario": "smmu_stress", "stat": "smmu.cmdq.sync_latency_ns", "field": "p50"}
         figs = self.load(self.doc)
         self.assertEqual(figs["micro_figures"][2]["values"][0]["measure"]["term"]["stat"], "smmu.cmdq.sync_latency_ns")
+
+
+def profile_dir(tmp, profiles):
+    """A profile directory: base.json and the given {name: document}."""
+    d = os.path.join(tmp, "profiles")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(BASE, d)
+    for name, doc in profiles.items():
+        write_json(os.path.join(d, name + ".json"), doc)
+    return d
+
+
+def fitted_profile(to, own=None, key="smmu.cmdq.sync_ns"):
+    entry = {"kind": "fitted", "to": to, "residual": "240 ns against 240 (+0.0 %)"}
+    if own is not None:
+        entry["own_figures"] = own
+    doc = {"profile": {"name": "x", "title": "a test profile", "machine": "none"}, "extends": "base",
+           "provenance": {key: entry}}
+    if key.startswith("device_types."):
+        return doc  # an entry for every device of the type; the values stay the inherited ones
+    section, name = key.rsplit(".", 1)
+    node = doc
+    for part in section.split("."):
+        node = node.setdefault(part, {})
+    node[name] = 30
+    return doc
+
+
+class ProvenanceTest(unittest.TestCase):
+    """scripts/check-provenance.py: fitted values name fit figures or micro-figures, never a predict figure."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def check(self, profiles):
+        env = dict(os.environ, SMMU_VP_PROFILES=profile_dir(self.tmp.name, profiles))
+        return script("check-provenance.py", "--cli", CLI, env=env), os.path.join(self.tmp.name, "profiles")
+
+    def test_the_shipped_profiles_keep_the_rule(self):
+        r = script("check-provenance.py", "--cli", CLI)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("every fitted value names fit figures or micro-figures", r.stdout)
+
+    def test_fit_figures_micro_figures_and_own_sourced_ids_pass(self):
+        own = {"my_sync": {"value": 240, "source": {"quote": "CMD_SYNC 240 ns", "address": "lab notes p. 3"}}}
+        r, _ = self.check({"x": fitted_profile(["s000_unmap_asid_32M", "lkml_cmd_sync_local", "my_sync"], own)})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("2 profile(s)", r.stdout)
+
+    def test_a_predict_figure_or_unknown_id_exits_2_naming_file_and_key(self):
+        r, d = self.check({"x": fitted_profile(["s000_unmap_asid_32M", "s001_nic_v53", "nothing_known"])})
+        self.assertEqual(r.returncode, 2, r.stdout)
+        lines = r.stderr.splitlines()
+        self.assertEqual(len(lines), 2, r.stderr)
+        self.assertTrue(lines[0].startswith(f"check-provenance: {d}/x.json: provenance.smmu.cmdq.sync_ns: "
+                                            "fitted to s001_nic_v53, a figure marked predict"), lines[0])
+        self.assertTrue(lines[1].startswith(f"check-provenance: {d}/x.json: provenance.smmu.cmdq.sync_ns: "
+                                            "fitted to nothing_known, which is no figure"), lines[1])
+
+    def test_an_own_id_without_a_source_is_unknown(self):
+        r, d = self.check({"x": fitted_profile(["my_sync"], {"my_sync": {"value": 240}})})
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn(f"{d}/x.json: provenance.smmu.cmdq.sync_ns: fitted to my_sync, which is no figure", r.stderr)
+
+    def test_a_device_type_key_is_named_as_the_file_states_it(self):
+        doc = fitted_profile(["s001_fio_msi"], key="device_types.nvme.read_latency_us")
+        r, d = self.check({"x": doc})
+        self.assertEqual(r.returncode, 2, r.stdout)
+        # One message for the entry, though four drives inherit it.
+        self.assertEqual(r.stderr.count("fitted to s001_fio_msi"), 1, r.stderr)
+        self.assertIn(f"{d}/x.json: provenance.device_types.nvme.read_latency_us: fitted to s001_fio_msi, "
+                      "a figure marked predict", r.stderr)
 
 
 def main():

@@ -300,11 +300,16 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         inside = next(line for line in report.splitlines() if line.startswith("| `inside`"))
         outside = next(line for line in report.splitlines() if line.startswith("| `outside`"))
+        self.assertIn("| `inside` | predict |", inside)
+        self.assertIn("| `outside` | fit |", outside)
         self.assertIn("| yes |", inside)
         self.assertIn(f"{mbps:,.1f}", inside)
         self.assertIn("| **no** |", outside)
         self.assertIn("results.md#seed-004-bounce-buffers-on-the-nvme-path-fio", outside)
-        self.assertIn("1 of 2 figures inside their target band", report)
+        # Predictions and fits are counted apart, in the report and on stdout.
+        counts = "predicted: 1 of 1 in band; fitted: 0 of 1 in band; all: 1 of 2"
+        self.assertIn(f"**{counts}.**", report)
+        self.assertIn(counts, r.stdout)
         assert_images(self, os.path.join(out, "plots", "tornado_outside"))
         rows = read_csv(os.path.join(out, "plots", "tornado_outside.csv"))
         self.assertEqual([(r["parameter"], r["low"], r["high"]) for r in rows],
