@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Tests of docs/figures.json's roles and micro-figures and of scripts/check-provenance.py.
+"""Tests of docs/figures.json's roles and micro-figures, scripts/check-provenance.py and scripts/calibrate.py.
 
-  /usr/bin/python3 tests/calibrate/test_calibrate.py --cli build/smmu-vp [FiguresTest|ProvenanceTest ...]
+  /usr/bin/python3 tests/calibrate/test_calibrate.py --cli build/smmu-vp [FiguresTest|ProvenanceTest|CalibrateTest ...]
 """
 import argparse
 import json
@@ -185,6 +185,164 @@ class ProvenanceTest(unittest.TestCase):
         self.assertEqual(r.stderr.count("fitted to s001_fio_msi"), 1, r.stderr)
         self.assertIn(f"{d}/x.json: provenance.device_types.nvme.read_latency_us: fitted to s001_fio_msi, "
                       "a figure marked predict", r.stderr)
+
+
+# The test's machine: smmu_stress (4 cores, 200 invalidations each, 0.03 s a run) at these values.
+TRUE = {"platform.smmu.cmdq.sync_ns": 25.0, "platform.smmu.cmdq.tlbi_ns": 70.0}
+READ = {"sync_mean": ("smmu.cmdq.sync_latency_ns", "mean"), "command_mean": ("smmu.cmdq.command_latency_ns", "mean")}
+
+
+def measured(tmp, values, scenario=STRESS):
+    out = os.path.join(tmp, "truth")
+    argv = [CLI, "run", scenario, "--quiet", "--out", out]
+    for k, v in values.items():
+        argv += ["--set", f"{k}={v}"]
+    subprocess.run(argv, check=True, capture_output=True)
+    with open(os.path.join(out, "stats.json")) as f:
+        stats = json.load(f)
+    result = {}
+    for tid, (path, field) in READ.items():
+        node = stats
+        for part in path.split("."):
+            node = node[part]
+        result[tid] = node[field]
+    return result
+
+
+class CalibrateTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.truth = measured(self.tmp.name, TRUE)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def spec(self, **changes):
+        spec = {
+            "profile": "base",
+            "new_profile": {"name": "testsoc", "title": "base fitted to two SMMU figures", "machine": "a test"},
+            "parameters": {"platform.smmu.cmdq.sync_ns": {"min": 5, "max": 100, "start": 60},
+                           "platform.smmu.cmdq.tlbi_ns": {"min": 10, "max": 200, "start": 150}},
+            "targets": [{"id": tid, "source": {"quote": f"{path} {field}", "address": "this test"},
+                         "scenario": "smmu_stress", "stat": path, "field": field, "value": self.truth[tid],
+                         "unit": "ns"} for tid, (path, field) in READ.items()],
+        }
+        spec.update(changes)
+        return write_json(os.path.join(self.tmp.name, "spec.json"), spec)
+
+    def calibrate(self, spec, *extra):
+        out = os.path.join(self.tmp.name, "testsoc.json")
+        r = script("calibrate.py", spec, "--cli", CLI, "--work", os.path.join(self.tmp.name, "work"),
+                   "--out", out, *extra)
+        return r, out
+
+    def check_recovered(self, r, out):
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            profile = json.load(f)
+        self.assertEqual(profile["extends"], "base")
+        self.assertEqual(profile["profile"]["name"], "testsoc")
+        fitted = {"platform.smmu.cmdq.sync_ns": profile["smmu"]["cmdq"]["sync_ns"],
+                  "platform.smmu.cmdq.tlbi_ns": profile["smmu"]["cmdq"]["tlbi_ns"]}
+        for key, value in TRUE.items():
+            self.assertAlmostEqual(fitted[key] / value, 1.0, delta=0.02, msg=f"{key}: {fitted[key]} for {value}")
+        for key in ("smmu.cmdq.sync_ns", "smmu.cmdq.tlbi_ns"):
+            entry = profile["provenance"][key]
+            self.assertEqual(entry["kind"], "fitted")
+            self.assertEqual(entry["to"], ["sync_mean", "command_mean"])
+            self.assertRegex(entry["residual"], r"^sync_mean: [0-9.]+ ns against [0-9.]+ \([+-]\d+\.\d %\); "
+                                                r"command_mean: [0-9.]+ ns against [0-9.]+ \([+-]\d+\.\d %\)$")
+            self.assertIn("least_squares", entry["note"])
+            self.assertEqual(sorted(entry["own_figures"]), ["command_mean", "sync_mean"])
+        # Progress on stderr: one line per evaluation with the parameters and the residuals.
+        evaluations = [line for line in r.stderr.splitlines() if line.startswith("calibrate: [")]
+        self.assertTrue(evaluations[0].startswith("calibrate: [1] sync_ns=60 tlbi_ns=150 -> sync_mean "),
+                        evaluations[0])
+        self.assertGreaterEqual(len(evaluations), 4)
+        # The profile passes `smmu-vp profile check`, and a scenario on it measures the targets.
+        check = subprocess.run([CLI, "profile", "check", out], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stderr)
+        with open(STRESS) as f:
+            scenario = json.load(f)
+        scenario["platform"] = out
+        on_profile = measured(self.tmp.name, {}, write_json(os.path.join(self.tmp.name, "on_profile.json"), scenario))
+        for tid, value in self.truth.items():
+            self.assertAlmostEqual(on_profile[tid] / value, 1.0, delta=0.005, msg=tid)
+        # And it keeps the provenance rule: its own ids carry their source.
+        d = profile_dir(self.tmp.name, {})
+        shutil.copy(out, d)
+        check = script("check-provenance.py", "--cli", CLI, env=dict(os.environ, SMMU_VP_PROFILES=d))
+        self.assertEqual(check.returncode, 0, check.stderr)
+        return profile
+
+    def test_recovers_the_values_the_targets_were_measured_at(self):
+        r, out = self.calibrate(self.spec(), "-j", "2")
+        self.check_recovered(r, out)
+
+    def test_a_jobs_command_runs_each_batch_from_a_jobs_file(self):
+        r, out = self.calibrate(self.spec(), "--jobs-command", "parallel --will-cite -j 2 < {jobs}")
+        self.check_recovered(r, out)
+        batches = sorted(os.listdir(os.path.join(self.tmp.name, "work")))
+        self.assertIn("batch001", batches)
+        with open(os.path.join(self.tmp.name, "work", "batch002", "jobs.txt")) as f:
+            lines = f.read().splitlines()
+        # The first Jacobian's batch: one point per parameter, shifted by 5 % (the start ran in batch001).
+        self.assertEqual(len(lines), 2, lines)
+        self.assertIn("--set platform.smmu.cmdq.sync_ns=63.0 --set platform.smmu.cmdq.tlbi_ns=150.0 ", lines[0])
+        self.assertIn("--set platform.smmu.cmdq.sync_ns=60.0 --set platform.smmu.cmdq.tlbi_ns=157.5 ", lines[1])
+        for line in lines:
+            self.assertIn(" run ", line)
+            self.assertTrue(line.endswith("s=$?; echo $s >exit_status; exit $s"), line)
+
+    def test_bad_specs_exit_2_naming_the_key(self):
+        own = {"id": "mine", "scenario": "smmu_stress", "stat": "smmu.cmdq.syncs", "value": 10,
+               "source": {"quote": "q", "address": "a"}}
+        cases = [
+            ({"parameters": {"platform.smmu.cmdq.sync_ns": {"min": 20, "max": 100, "start": 10}}},
+             "parameters.platform.smmu.cmdq.sync_ns: start is outside [20, 100]"),
+            ({"parameters": {"platform.smmu.cmdq.sync_ns": {"min": 20, "max": 100}}},
+             "parameters.platform.smmu.cmdq.sync_ns: start (the profile's value 10) is outside [20, 100]"),
+            ({"parameters": {"platform.smmu.cmdq.sync_ns": {"min": 5}}},
+             "parameters.platform.smmu.cmdq.sync_ns.max: required"),
+            ({"targets": [{"id": "s001_nic_v53", "value": 50}]},
+             "targets.0 (s001_nic_v53): s001_nic_v53 is a figure marked predict"),
+            ({"targets": [dict(own, source=None)]}, "targets.0 (mine).source: no field 'quote'"),
+            ({"targets": [{k: v for k, v in own.items() if k != "source"}]},
+             "targets.0 (mine): 'mine' is no figure of docs/figures.json; your own target needs 'source'"),
+            ({"targets": [{k: v for k, v in own.items() if k != "value"}]}, "targets.0 (mine).value: required"),
+            ({"targets": [dict(own, point="x")]}, "has no sweep; read a 'stat'"),
+            ({"profile": "no_such_profile"}, "profile: smmu-vp profile show no_such_profile --json failed"),
+            ({"targets": [dict(own, weight=2, speed=1)]}, "targets.0.speed: unknown key"),
+        ]
+        for change, needle in cases:
+            with self.subTest(change=change):
+                r, out = self.calibrate(self.spec(**change))
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertTrue(r.stderr.startswith(f"calibrate: {self.tmp.name}/spec.json: "), r.stderr)
+                self.assertIn(needle, r.stderr)
+                self.assertFalse(os.path.exists(out))
+
+    def test_a_scenario_on_another_profile_is_refused(self):
+        other = write_json(os.path.join(self.tmp.name, "other.json"),
+                           {"profile": {"name": "other", "title": "t", "machine": "m"}, "extends": BASE})
+        with open(STRESS) as f:
+            scenario = json.load(f)
+        scenario["platform"] = other
+        path = write_json(os.path.join(self.tmp.name, "stress_other.json"), scenario)
+        target = {"id": "mine", "scenario": path, "stat": "smmu.cmdq.syncs", "value": 10,
+                  "source": {"quote": "q", "address": "a"}}
+        r, _ = self.calibrate(self.spec(targets=[target]))
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"targets.0 (mine): {path} runs on {other}, not on the profile being calibrated", r.stderr)
+
+    def test_a_failing_run_exits_1_naming_its_log(self):
+        spec = self.spec(parameters={"platform.smmu.cmdq.sync_ns": {"min": -50, "max": 100, "start": -10}})
+        r, out = self.calibrate(spec)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("run(s) failed", r.stderr)
+        self.assertIn("platform.smmu.cmdq.sync_ns=-10", r.stderr)
+        self.assertIn(".log", r.stderr)
+        self.assertFalse(os.path.exists(out))
 
 
 def main():
