@@ -18,6 +18,7 @@ packages=(
   clang                 # the fuzz build (make fuzz): libFuzzer is clang's
   libclang-rt-14-dev    # libFuzzer and the sanitizer runtimes for clang 14
   python3-matplotlib    # plots of scripts/plot.py, scripts/reproduce.py (make reproduce), their tests
+  python3-scipy         # scripts/calibrate.py: scipy.optimize.least_squares fits a profile to measured figures
   parallel              # GNU parallel: runs a planned sweep's jobs.txt (tests/sweep)
   slurm-wlm             # slurmctld, slurmd, sbatch: a planned sweep as a job array (tests/sweep)
   python3               # tests/sweep: free ports, JSON comparison

@@ -6,6 +6,12 @@ A figure's measure has a kind and one or two terms:
 A term is {"point": LABEL or {AXIS: LABEL}, "column": TITLE} for a scenario with
 a sweep (the column as the sweep defines it), or {"stat": PATH, "field": F,
 "scale": S} for one without.
+
+Every figure has a role: "fit" (a profile value was fitted to it, so it is in
+its band by construction) or "predict". The file's "micro_figures" are
+published measurements of the seeds' machines that a profile may be fitted
+to; each value may say how the platform measures it ("measure": scenario,
+optional point, stat or column).
 """
 import math
 import os
@@ -14,6 +20,7 @@ import re
 from .common import ROOT, InputError, column_value, load_json, point_labels, stat_value
 
 KINDS = {"value": 1, "ratio": 2, "percent_of": 2, "gain_percent": 2}
+ROLES = ("fit", "predict")
 
 
 def scenario_path(name, root=ROOT):
@@ -34,14 +41,76 @@ def load_figures(path, root=ROOT):
         if fig["id"] in seen:
             raise InputError(f"{where}: id '{fig['id']}' used twice")
         seen.add(fig["id"])
+        if fig.get("role") not in ROLES:
+            raise InputError(f"{where} ({fig['id']}): 'role' must be \"fit\" or \"predict\" "
+                             f"(got {fig.get('role')!r})")
         name = fig["scenario"]
         if name not in scenarios:
             scenarios[name] = load_json(fig.get("scenario_file") and os.path.join(root, fig["scenario_file"])
                                         or scenario_path(name, root))
         check_measure(fig, scenarios[name], f"{where} ({fig['id']})")
         check_band(fig, f"{where} ({fig['id']})")
+    check_micro_figures(data, path, seen, scenarios, root)
     data["scenarios"] = scenarios
     return data
+
+
+def nonempty_text(obj, key, where):
+    if not isinstance(obj, dict) or not isinstance(obj.get(key), str) or not obj[key].strip():
+        raise InputError(f"{where}: no field '{key}' (a non-empty string)")
+
+
+def check_micro_figures(data, path, seen, scenarios, root=ROOT):
+    """The optional 'micro_figures' list: ids unique among all figures, values, unit, source."""
+    micro = data.get("micro_figures", [])
+    if not isinstance(micro, list):
+        raise InputError(f"{path}: 'micro_figures' must be a list")
+    for i, fig in enumerate(micro):
+        where = f"{path}: micro_figures.{i}"
+        if not isinstance(fig, dict):
+            raise InputError(f"{where}: expected an object")
+        nonempty_text(fig, "id", where)
+        where = f"{where} ({fig['id']})"
+        if fig["id"] in seen:
+            raise InputError(f"{where}: id '{fig['id']}' used twice")
+        seen.add(fig["id"])
+        for key in ("description", "unit", "machine"):
+            nonempty_text(fig, key, where)
+        nonempty_text(fig.get("source"), "quote", f"{where}: source")
+        nonempty_text(fig.get("source"), "address", f"{where}: source")
+        values = fig.get("values")
+        if not isinstance(values, list) or not values:
+            raise InputError(f"{where}: 'values' must be a non-empty list of {{\"at\": ..., \"published\": N}}")
+        for j, value in enumerate(values):
+            vwhere = f"{where}: values.{j}"
+            if not isinstance(value, dict) or not isinstance(value.get("published"), (int, float)) \
+                    or isinstance(value.get("published"), bool):
+                raise InputError(f"{vwhere}: no numeric 'published'")
+            if len(values) > 1 and not isinstance(value.get("at"), dict):
+                raise InputError(f"{vwhere}: a figure of several values needs 'at' (what each was measured at)")
+            if "measure" in value:
+                check_micro_measure(value["measure"], vwhere + ": measure", scenarios, root)
+
+
+def check_micro_measure(measure, where, scenarios, root=ROOT):
+    """A micro-figure value's measure: {"scenario", optional "point", "stat" or "column"}."""
+    nonempty_text(measure, "scenario", where)
+    name = measure["scenario"]
+    if name not in scenarios:
+        scenarios[name] = load_json(scenario_path(name, root))
+    term = {k: v for k, v in measure.items() if k in ("point", "column", "stat", "field", "scale")}
+    check_measure({"measure": {"kind": "value", "terms": [term]}}, scenarios[name], where)
+    measure["term"] = term
+
+
+def role_of(figs, fid):
+    """'fit', 'predict', 'micro' (a micro-figure) or None (no such id)."""
+    for fig in figs["figures"]:
+        if fig["id"] == fid:
+            return fig["role"]
+    if any(m["id"] == fid for m in figs.get("micro_figures", [])):
+        return "micro"
+    return None
 
 
 def check_measure(fig, scenario, where):

@@ -35,14 +35,14 @@ def link(args, fig):
 
 
 def summary_table(args, figs, values):
-    lines = ["| figure | seed | what | published | measured | ratio | band | in band | why |",
-             "|---|---|---|---:|---:|---:|---|---|---|"]
+    lines = ["| figure | role | seed | what | published | measured | ratio | band | in band | why |",
+             "|---|---|---|---|---:|---:|---:|---|---|---|"]
     for fig in figs["figures"]:
         value = values[fig["id"]]
         pub = fig.get("published_text") if fig.get("published") is None else f"{fmt(fig['published'])} {fig['unit']}"
         r = ratio(fig, value)
         mark = "yes" if figures.in_band(fig, value) else "**no**"
-        lines.append(f"| `{fig['id']}` | {fig['seed']} | {fig['description']} | {pub} | "
+        lines.append(f"| `{fig['id']}` | {fig['role']} | {fig['seed']} | {fig['description']} | {pub} | "
                      f"{fmt(value)} {fig['unit']} | {fmt(r)} | {band_text(fig)} | {mark} | {link(args, fig)} |")
     return lines
 
@@ -104,13 +104,23 @@ def sensitivity_sections(args, figs, studied, factor):
     return lines
 
 
+def band_counts(figs, values):
+    """The line make reproduce prints: predictions and fits counted apart, then the total."""
+    def count(role):
+        group = [f for f in figs["figures"] if role is None or f["role"] == role]
+        return sum(1 for f in group if figures.in_band(f, values[f["id"]])), len(group)
+    (pi, pn), (fi, fn), (ti, tn) = count("predict"), count("fit"), count(None)
+    return f"predicted: {pi} of {pn} in band; fitted: {fi} of {fn} in band; all: {ti} of {tn}"
+
+
 def write(args, figs, jobs, values, made, studied, factor, failed, runs, wall):
-    inside = sum(1 for f in figs["figures"] if figures.in_band(f, values[f["id"]]))
     lines = ["# Seed figures reproduced", "",
+             f"**{band_counts(figs, values)}.** A fitted figure (role `fit`) had a profile value set to "
+             "give it, so it is in its band by construction and no evidence for the model; the predicted "
+             "ones are.", "",
              f"Written by `scripts/reproduce.py` (`make reproduce`) with `{os.path.relpath(args.cli)}`: "
              f"{len(jobs)} scenarios and {runs - len(jobs)} sensitivity runs, {args.jobs} at a time, "
-             f"{wall:.0f} s wall. {inside} of {len(values)} figures inside their target band; "
-             f"{len(failed)} run(s) failed.", "",
+             f"{wall:.0f} s wall; {len(failed)} run(s) failed.", "",
              "Bands, published values and how each figure is measured: "
              f"`{os.path.relpath(args.figures, os.getcwd())}`. Why a figure misses: the section linked in "
              "the last column.", ""]

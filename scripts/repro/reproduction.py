@@ -5,7 +5,7 @@ import sys
 import textwrap
 import time
 
-from . import figures, plots, report, runner, sweepdata
+from . import figures, plots, provenance, report, runner, sweepdata
 from .common import InputError, load_json, point_dir_name
 from .sensitivity import Study
 
@@ -143,6 +143,8 @@ def tornadoes(figs, studies, out):
 def reproduce(args, start):
     figs = select(figures.load_figures(args.figures), args.only)
     figures.check_sections(figs, args.results_doc)
+    # Never fit to a figure we claim to predict: the profiles against docs/figures.json.
+    provenance.check(args.cli)
     factor = args.factor if args.factor is not None else float(figs.get("factor", 0.5))
     os.makedirs(args.out, exist_ok=True)
     jobs = scenario_runs(figs, args)
@@ -156,9 +158,8 @@ def reproduce(args, start):
     failed = [j for j in ran if j.returncode != 0]
     wall = time.monotonic() - start
     path = report.write(args, figs, jobs, values, made, studied, factor, failed, len(ran), wall)
-    inside = sum(1 for f in figs["figures"] if figures.in_band(f, values[f["id"]]))
-    print(f"reproduce: {inside} of {len(values)} figures in band, {len(failed)} of {len(ran)} runs "
-          f"failed, {wall:.0f} s wall; report {path}", file=sys.stderr)
+    print(report.band_counts(figs, values))
+    print(f"reproduce: {len(failed)} of {len(ran)} runs failed, {wall:.0f} s wall; report {path}", file=sys.stderr)
     return failed
 
 

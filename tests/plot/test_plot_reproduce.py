@@ -250,8 +250,8 @@ def svg_text(path, gid):
     raise AssertionError(f"{path}: no element with id '{gid}'")
 
 
-def figure(fid, published, band, kind, terms, sensitivity=()):
-    return {"id": fid, "seed": "004", "description": fid, "published": published, "unit": "MB/s",
+def figure(fid, published, band, kind, terms, sensitivity=(), role="predict"):
+    return {"id": fid, "role": role, "seed": "004", "description": fid, "published": published, "unit": "MB/s",
             "band": dict(band, source="test"), "scenario": "seed004_swiotlb_nvme", "section": NVME_SECTION,
             "measure": {"kind": kind, "terms": terms}, "sensitivity": list(sensitivity)}
 
@@ -296,15 +296,20 @@ class ReportTest(unittest.TestCase):
         r, report, out = self.reproduce([
             figure("inside", mbps * 1.1, {"rel": 0.2}, "value", [SMALL_AF]),
             figure("outside", 25.4, {"rel": 0.2}, "gain_percent", [SMALL_AF, SMALL_PF],
-                   ["platform.cpu.costs.memcpy_64b"])])
+                   ["platform.cpu.costs.memcpy_64b"], role="fit")])
         self.assertEqual(r.returncode, 0, r.stderr)
         inside = next(line for line in report.splitlines() if line.startswith("| `inside`"))
         outside = next(line for line in report.splitlines() if line.startswith("| `outside`"))
+        self.assertIn("| `inside` | predict |", inside)
+        self.assertIn("| `outside` | fit |", outside)
         self.assertIn("| yes |", inside)
         self.assertIn(f"{mbps:,.1f}", inside)
         self.assertIn("| **no** |", outside)
         self.assertIn("results.md#seed-004-bounce-buffers-on-the-nvme-path-fio", outside)
-        self.assertIn("1 of 2 figures inside their target band", report)
+        # Predictions and fits are counted apart, in the report and on stdout.
+        counts = "predicted: 1 of 1 in band; fitted: 0 of 1 in band; all: 1 of 2"
+        self.assertIn(f"**{counts}.**", report)
+        self.assertIn(counts, r.stdout)
         assert_images(self, os.path.join(out, "plots", "tornado_outside"))
         rows = read_csv(os.path.join(out, "plots", "tornado_outside.csv"))
         self.assertEqual([(r["parameter"], r["low"], r["high"]) for r in rows],
@@ -318,6 +323,18 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("## Failed runs", report)
         self.assertIn("platform.cpu.count=2", report)
+
+    def test_a_figure_without_a_role_exits_2_naming_it(self):
+        for role in (None, "fitted"):
+            with self.subTest(role=role):
+                fig = figure("norole", 1.0, {"rel": 0.2}, "value", [SMALL_AF])
+                if role is None:
+                    del fig["role"]
+                else:
+                    fig["role"] = role
+                r, _, _ = self.reproduce([fig])
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("figures.json: figures.0 (norole): 'role' must be \"fit\" or \"predict\"", r.stderr)
 
     def test_bad_figures_file_exits_2(self):
         r, _, _ = self.reproduce([figure("x", 1.0, {"rel": 0.2}, "value",
