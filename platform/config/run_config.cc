@@ -197,6 +197,7 @@ json resolve_document(json doc, const std::string& base_dir, const std::vector<s
     // A profile's content given inline (a test, a planned sweep job): its
     // values, without the profile's own keys.
     const Profile profile = profile_from_document(doc["platform"], "/platform", base_dir);
+    if (profile.is_profile) check_provenance(profile);
     origin.profile = profile.is_profile ? profile.name : "";
     doc["platform"] = profile.platform;
   }

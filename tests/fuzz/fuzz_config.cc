@@ -6,9 +6,10 @@
 // std::runtime_error for an unreadable or invalid file: any other exception
 // (a json::type_error from an unchecked access, std::out_of_range, ...) or a
 // crash is a bug.
-// "platform" may name a file; only the shipped ../platforms/base.json is
-// allowed (relative to platform/scenarios/), so that the fuzzer cannot make
-// the loader read /dev/zero.
+// "platform" may name a file or a profile, and an inline platform may
+// extend one (config/profile.h: its provenance is checked); only the shipped
+// profiles are allowed, so that the fuzzer cannot make the loader read
+// /dev/zero.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/apps.h"
+#include "config/profile.h"
 #include "config/run_config.h"
 #include "config/schema.h"
 
@@ -42,9 +44,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const std::runtime_error&) {
     return 0;
   }
-  if (doc.is_object() && doc.contains("platform") && doc["platform"].is_string() &&
-      doc["platform"] != "../platforms/base.json")
-    return -1;  // keep it out of the corpus
+  // A platform file, or a profile an inline platform extends, only among
+  // the shipped profiles (by name or as ../platforms/NAME.json).
+  auto shipped = [](const nlohmann::json& name) {
+    if (!name.is_string()) return false;
+    for (const auto& p : smmu_vp::config::profile_names())
+      if (name == p || name == "../platforms/" + p + ".json") return true;
+    return false;
+  };
+  if (doc.is_object() && doc.contains("platform")) {
+    const nlohmann::json& pl = doc["platform"];
+    if (pl.is_string() && !shipped(pl)) return -1;  // keep it out of the corpus
+    if (pl.is_object() && pl.contains("extends") && !shipped(pl["extends"])) return -1;
+  }
   const std::vector<std::string> overrides(parts.begin() + 1, parts.end());
   try {
     const smmu_vp::config::RunConfig rc =
