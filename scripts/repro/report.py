@@ -113,7 +113,26 @@ def band_counts(figs, values):
     return f"predicted: {pi} of {pn} in band; fitted: {fi} of {fn} in band; all: {ti} of {tn}"
 
 
-def write(args, figs, jobs, values, made, studied, factor, failed, runs, wall):
+def micro_table(micro):
+    """The measured micro-figures: what the profiles were built from, measured like for like."""
+    if not micro:
+        return []
+    lines = ["## Micro-figures of the seeds' machines", "",
+             "Published measurements of the machines themselves (`micro_figures` of docs/figures.json): a "
+             "profile's sourced values come from some and its fitted values are fitted to some (its "
+             "provenance names which, `smmu-vp profile show`), so these check the profiles, not the model's "
+             "predictions.", "",
+             "| micro-figure | at | published | measured | ratio |", "|---|---|---:|---:|---:|"]
+    for m, v, value in micro:
+        at = ", ".join(f"{k} {x}" for k, x in v.get("at", {}).items()) or "-"
+        rel = f"{v['relation']} " if v.get("relation") else ""
+        r = value / v["published"] if value is not None and v["published"] else None
+        lines.append(f"| `{m['id']}` | {at} | {rel}{fmt(v['published'])} {m['unit']} | {fmt(value)} {m['unit']} | "
+                     f"{fmt(r)} |")
+    return lines + [""]
+
+
+def write(args, figs, jobs, values, made, studied, factor, failed, runs, wall, micro=()):
     lines = ["# Seed figures reproduced", "",
              f"**{band_counts(figs, values)}.** A fitted figure (role `fit`) had a profile value set to "
              "give it, so it is in its band by construction and no evidence for the model; the predicted "
@@ -126,6 +145,7 @@ def write(args, figs, jobs, values, made, studied, factor, failed, runs, wall):
              "the last column.", ""]
     lines += summary_table(args, figs, values)
     lines += ["", img(args, ratio_plot(args, figs, values)), ""]
+    lines += micro_table(micro)
     if failed:
         lines += ["## Failed runs", ""] + [f"- `{command_line(j, args)}`: exit {j.returncode}, log `{j.log}`"
                                             for j in failed] + [""]

@@ -25,11 +25,18 @@ def select(figs, only):
     return figs
 
 
+def micro_measures(figs):
+    """(micro-figure, value entry) for every micro-figure value the platform measures."""
+    return [(m, v) for m in figs.get("micro_figures", []) for v in m["values"] if "measure" in v]
+
+
 def scenario_runs(figs, args):
-    """{scenario name: Job} running each scenario as docs/results.md does."""
+    """{scenario name: Job} running each scenario as docs/results.md does
+    (the seed figures', then the measured micro-figures')."""
     jobs = {}
-    for fig in figs["figures"]:
-        name = fig["scenario"]
+    names = [fig["scenario"] for fig in figs["figures"]]
+    names += [v["measure"]["scenario"] for _, v in micro_measures(figs)]
+    for name in names:
         if name not in jobs:
             scenario = figs["scenarios"][name]
             jobs[name] = runner.scenario_job(args.cli, name, figures.scenario_path(name),
@@ -62,6 +69,25 @@ def measure(figs, jobs):
             print(f"reproduce: {fig['id']}: {e}", file=sys.stderr)
             values[fig["id"]] = None
     return values
+
+
+def measure_micro(figs, jobs):
+    """[(micro-figure, value entry, measured value or None)] for every measured micro-figure value."""
+    rows = []
+    for m, v in micro_measures(figs):
+        name = v["measure"]["scenario"]
+        job = jobs[name]
+        term = v["measure"]["term"]
+        try:
+            stats, where = stats_reader(job, figs["scenarios"][name])(term)
+            value = figures.term_value(term, stats, where)
+        except InputError as e:
+            if job.returncode == 0:
+                raise
+            print(f"reproduce: {m['id']}: {e}", file=sys.stderr)
+            value = None
+        rows.append((m, v, value))
+    return rows
 
 
 def sweep_plots(figs, jobs, out):
@@ -151,13 +177,14 @@ def reproduce(args, start):
     print(f"reproduce: {len(jobs)} scenarios, {args.jobs} at a time", file=sys.stderr)
     ran = runner.run_all(list(jobs.values()), args.jobs, progress)
     values = measure(figs, jobs)
+    micro = measure_micro(figs, jobs)
     made = sweep_plots(figs, jobs, args.out)
     studies, extra = ({}, []) if args.no_sensitivity else sensitivity(figs, args, factor, start)
     ran += extra
     studied = tornadoes(figs, studies, args.out)
     failed = [j for j in ran if j.returncode != 0]
     wall = time.monotonic() - start
-    path = report.write(args, figs, jobs, values, made, studied, factor, failed, len(ran), wall)
+    path = report.write(args, figs, jobs, values, made, studied, factor, failed, len(ran), wall, micro)
     print(report.band_counts(figs, values))
     print(f"reproduce: {len(failed)} of {len(ran)} runs failed, {wall:.0f} s wall; report {path}", file=sys.stderr)
     return failed

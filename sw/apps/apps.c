@@ -1,6 +1,8 @@
 #include "apps/apps.h"
 
+extern const struct hal_app app_cacheline_pingpong;
 extern const struct hal_app app_camera;
+extern const struct hal_app app_cmd_sync_latency;
 extern const struct hal_app app_dma_copy;
 extern const struct hal_app app_dma_map_bench;
 extern const struct hal_app app_fio;
@@ -14,7 +16,9 @@ extern const struct hal_app app_swiotlb_bench;
 extern const struct hal_app app_trace_replay;
 
 const struct hal_app *const sw_apps[] = {
+    &app_cacheline_pingpong,
     &app_camera,
+    &app_cmd_sync_latency,
     &app_dma_copy,
     &app_dma_map_bench,
     &app_fio,

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <memory>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,11 @@ struct TestRun {
     return c ? c->value() : 0;
   }
   const Histogram* histogram(const std::string& path) const { return stats().find_histogram(path); }
+  // A value an app set (hal_stat_set); NaN when there is none.
+  double value(const std::string& path) const {
+    const double* v = stats().find_value(path);
+    return v ? *v : std::numeric_limits<double>::quiet_NaN();
+  }
 };
 
 inline TestRun run(const nlohmann::json& doc, const std::vector<const hal_app*>& apps,
