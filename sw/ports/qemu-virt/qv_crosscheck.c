@@ -346,6 +346,7 @@ int qv_crosscheck_main(void) {
   }
   if (have_edu) check_dma(&edu);
   if (smmu.base) check_cmdq_error();
+  if (have_edu) qv_check_micro();
 
   /* GBPA (IHI 0070 6.3.14): an implementation holds ABORT after an update;
    * one that does not implement the register reads 0. Restored after. */

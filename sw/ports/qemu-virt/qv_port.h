@@ -66,6 +66,9 @@ void qv_stats_print(const char *app);
  * value set (set, truncated); false when the app never wrote `name`. */
 bool qv_stat_value(const char *name, double *out);
 
+/* ---- The profiles' micro-benchmarks (qv_micro.c), run by the check program. */
+void qv_check_micro(void);
+
 /* ---- The check program (qv_crosscheck.c): returns non-zero when a
  * check failed. */
 int qv_crosscheck_main(void);
