@@ -18,6 +18,18 @@ const char* to_string(CommandClass c) {
   return "other";
 }
 
+bool is_whole_context_tlbi(Opcode op) {
+  switch (op) {
+    case Opcode::kTlbiNhAll:
+    case Opcode::kTlbiNhAsid:
+    case Opcode::kTlbiEl2All:
+    case Opcode::kTlbiEl2Asid:
+    case Opcode::kTlbiS12Vmall:
+    case Opcode::kTlbiNsnhAll: return true;
+    default: return false;
+  }
+}
+
 CommandClass command_class(const Command& c) {
   switch (c.opcode) {
     case Opcode::kCfgiSte:
@@ -151,6 +163,7 @@ void CommandExecutor::tlbi_by_address(const Command& c, ExecResult& r) {
 ExecResult CommandExecutor::execute(const Command& c) {
   ExecResult r;
   r.cls = command_class(c);
+  r.whole_context = is_whole_context_tlbi(c.opcode);
   ConfigCache& cc = translator_.config_cache();
   const uint16_t nh_vmid = features_.stage2 ? c.vmid : 0;  // 4.4.2
 

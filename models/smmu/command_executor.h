@@ -108,9 +108,12 @@ enum class CommandClass : uint8_t {
 const char* to_string(CommandClass c);
 // The class of a command, without executing it.
 CommandClass command_class(const Command& c);
+// A TLBI of a whole context (by ASID, VMID or ALL) rather than of one address.
+bool is_whole_context_tlbi(Opcode op);
 
 struct ExecResult {
   CommandClass cls = CommandClass::kOther;
+  bool whole_context = false;     // a TLBI of a whole context (by ASID, VMID or ALL), not of one address
   bool sync = false;              // a CMD_SYNC: the consumer completes it
   size_t tlb_entries = 0;         // TLB entries removed, main TLB and micro-TLBs together
   size_t micro_tlb_entries = 0;   // ... of which from micro-TLBs

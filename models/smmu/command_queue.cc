@@ -70,8 +70,10 @@ Ps CommandQueueConsumer::cost_of(const ExecResult& r) const {
   const double scanned = static_cast<double>(r.tlb_entries - r.micro_tlb_entries);
   switch (r.cls) {
     case CommandClass::kCfgi: return ns_to_ps(timing_.cfgi_ns);
-    case CommandClass::kTlbi:
-      return ns_to_ps(timing_.tlbi_ns + timing_.tlbi_per_entry_ns * scanned);
+    case CommandClass::kTlbi: {
+      const double base = r.whole_context && timing_.tlbi_context_ns > 0 ? timing_.tlbi_context_ns : timing_.tlbi_ns;
+      return ns_to_ps(base + timing_.tlbi_per_entry_ns * scanned);
+    }
     case CommandClass::kTlbiRange:
       return ns_to_ps(timing_.tlbi_range_ns + timing_.tlbi_per_entry_ns * scanned);
     case CommandClass::kPrefetch: return ns_to_ps(timing_.prefetch_ns);

@@ -53,6 +53,7 @@ struct CommandQueueTiming {
   double decode_ns = 1.0;          // per command, before it goes to a lane
   double cfgi_ns = 20.0;           // CFGI_*
   double tlbi_ns = 40.0;           // TLBI_* by ASID/VA/VMID/ALL
+  double tlbi_context_ns = 0.0;    // TLBI_* by ASID/VMID/ALL when not 0 (else tlbi_ns)
   double tlbi_per_entry_ns = 0.0;  // extra per TLB entry removed (0: fixed cost)
   double tlbi_range_ns = 60.0;     // a range TLBI (TG != 0), whatever its size
   double sync_ns = 10.0;           // CMD_SYNC, after what it waits for

@@ -144,6 +144,7 @@ const ParamTable<SmmuConfig>& smmu_params() {
       cmdq.add("decode_ns", &Q::decode_ns, 0, 1e6, "ns", "Per command, before it goes to a lane.");
       cmdq.add("cfgi_ns", &Q::cfgi_ns, 0, 1e6, "ns", "CFGI_* execution.");
       cmdq.add("tlbi_ns", &Q::tlbi_ns, 0, 1e6, "ns", "TLBI_* execution (the broadcast to TBUs).");
+      cmdq.add("tlbi_context_ns", &Q::tlbi_context_ns, 0, 1e6, "ns", "A TLBI of a whole context (by ASID, VMID or ALL) when not 0; 0: tlbi_ns, as one by address.");
       cmdq.add("tlbi_per_entry_ns", &Q::tlbi_per_entry_ns, 0, 1e6, "ns", "Added per TLB entry a TLBI removes (0: fixed cost; else a scan).");
       cmdq.add("tlbi_range_ns", &Q::tlbi_range_ns, 0, 1e6, "ns", "A range TLBI (TG != 0), whatever the range.");
       cmdq.add("sync_ns", &Q::sync_ns, 0, 1e6, "ns", "CMD_SYNC, after the commands and translations it waits for.");

@@ -46,7 +46,7 @@ int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_
   if (unmap == 2) return smmu_attach_bypass(s, sid) == 0 ? 0 : -1;
   const struct iommu_domain_policy dp = {(enum iommu_walk_flush_policy)hal_param("walk_flush"),
                                          (enum iommu_map_sg_policy)hal_param("map_sg"), hal_param("coherent_walk") == 0,
-                                         hal_param("sync_each_page") != 0};
+                                         hal_param("sync_each_page") != 0, false};
   struct dma_policy pol;
   sw_memset(&pol, 0, sizeof pol);
   pol.unmap = unmap == 1 ? DMA_UNMAP_LAZY : DMA_UNMAP_STRICT;

@@ -132,6 +132,7 @@ static int map_bench_main(void) {
   for (unsigned p = 0; p < 2; p++) {
     pol[p].non_coherent_walk = hal_param("coherent") == 0;
     pol[p].sync_each_page = false;
+    pol[p].sync_always = hal_param("iotlb_sync") == 1;
     pol[p].walk_flush = experiment == 0 && p == 1 ? IOMMU_WALK_FLUSH_ASID : IOMMU_WALK_FLUSH_VA;
     /* Seed 000's kernel still mapped a list element by element. */
     pol[p].map_sg = experiment == 1 && p == 1 ? IOMMU_MAP_SG_BATCHED : IOMMU_MAP_SG_PER_ELEMENT;
@@ -158,6 +159,7 @@ static const struct hal_param_decl map_bench_params[] = {
     {"experiment", 0, "0: seed 000 (walk flush va vs asid); 1: seed 002 (map_sg per_element vs batched).", 1, 0},
     {"reps", 1, "Map + unmap rounds per size (the mean is reported).", 0, 0},
     {"coherent", 0, "1: the SMMU's table walks snoop CPU caches (no cache maintenance on PTE writes).", 1, 0},
+    {"iotlb_sync", 0, "0: iotlb_sync syncs what was gathered (arm-smmu-v3); 1: always, as the SMMUv2 driver's TLBSYNC (arm-smmu.c, seed 000's MMU-500): a lone CMD_SYNC when nothing was gathered.", 1, "when_gathered,always"},
     SMMU_POLICY_PARAMS,
     {0, 0, 0, 0, 0},
 };

@@ -126,6 +126,9 @@ void iommu_iotlb_sync(struct iommu_domain *dom, struct iommu_iotlb_gather *gathe
   if (gather->pgsize && !iommu_iotlb_gather_empty(gather)) {
     dom->stats.iotlb_syncs++;
     invalidate_leaves(dom, gather->start, gather->end - gather->start + 1, gather->pgsize);
+  } else if (dom->policy.sync_always) {
+    dom->stats.iotlb_syncs++;
+    count_tlbi_result(dom, smmu_cmdq_issue(dom->smmu, 0, 0, true));
   }
   iommu_iotlb_gather_init(gather);
   gather->queued = queued;

@@ -76,6 +76,11 @@ struct iommu_domain_policy {
    * Off (the default since Zhen Lei's 2017 series, "Thunder patches 2-5"
    * of seed 001): the chunks are gathered and synced once per unmap. */
   bool sync_each_page;
+  /* Arm's SMMUv2 driver (arm-smmu.c, on seed 000's MMU-500): iotlb_sync
+   * writes TLBSYNC and polls TLBSTATUS whether or not anything was gathered.
+   * On this SMMUv3 model: a lone CMD_SYNC when the gather is empty. Off:
+   * arm-smmu-v3's iotlb_sync, which has nothing to do then. */
+  bool sync_always;
 };
 
 /* One element of a scatter-gather list: physically contiguous bytes. */

@@ -49,11 +49,11 @@ class FiguresTest(unittest.TestCase):
     def load(self, doc):
         return figures.load_figures(write_json(os.path.join(self.tmp.name, "figures.json"), doc))
 
-    def test_fits_are_the_four_fitted_figures_and_the_rest_predict(self):
+    def test_fits_are_the_five_fitted_figures_and_the_rest_predict(self):
         figs = figures.load_figures(os.path.join(ROOT, "docs", "figures.json"))
         fits = sorted(f["id"] for f in figs["figures"] if f["role"] == "fit")
         self.assertEqual(fits, ["s000_unmap_asid_32M", "s000_unmap_ratio_32M", "s000_unmap_va_32M",
-                                "s002_per_element_32M"])
+                                "s000_unmap_va_4K", "s002_per_element_32M"])
         self.assertEqual(sum(1 for f in figs["figures"] if f["role"] == "predict"), 29)
         ratio = next(f for f in figs["figures"] if f["id"] == "s000_unmap_ratio_32M")
         self.assertIn("s000_unmap_va_32M", ratio["note"])
@@ -79,13 +79,13 @@ class FiguresTest(unittest.TestCase):
         for role in (None, "fitted"):
             with self.subTest(role=role):
                 doc = json.loads(json.dumps(self.doc))
-                fig = doc["figures"][4]
+                fig = doc["figures"][5]
                 fig.pop("role")
                 if role:
                     fig["role"] = role
                 with self.assertRaises(InputError) as e:
                     self.load(doc)
-                self.assertIn("figures.json: figures.4 (s000_map_32M): 'role' must be \"fit\" or \"predict\"",
+                self.assertIn("figures.json: figures.5 (s000_map_32M): 'role' must be \"fit\" or \"predict\"",
                               str(e.exception))
 
     def test_bad_micro_figures_are_named(self):

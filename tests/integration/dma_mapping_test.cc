@@ -261,7 +261,7 @@ constexpr uint64_t kWalkSize = 4ull << 20;
 struct {
   int map = -1;
   size_t unmapped = 0;
-  uint64_t tables_freed = 0;
+  uint64_t tables_freed = 0, syncs = 0;
   uint32_t warm = 99, after = 99;
 } w;
 
@@ -269,6 +269,7 @@ int walk_flush_main(void) {
   if (bring_up()) return 1;
   iommu_domain_policy p{};
   p.walk_flush = static_cast<iommu_walk_flush_policy>(hal_param("walk_flush"));
+  p.sync_always = hal_param("sync_always") != 0;
   if (iommu_domain_init(&g_dom, &g_smmu, 1, IO_PGTABLE_SZ_4K, &p) != 0 || iommu_attach_device(&g_dom, g_sid) != 0)
     return 2;
   // One page past a 2 MiB boundary: iova and pa never share a 2 MiB offset,
@@ -278,19 +279,22 @@ int walk_flush_main(void) {
   w.map = iommu_map(&g_dom, kWalkIova, buf + kSz4K, kWalkSize, IOMMU_READ | IOMMU_WRITE | IOMMU_CACHE);
   w.warm = dma_copy(kWalkIova + kSz2M + 5 * kSz4K, kWalkIova, 256);  // walks into the walk cache
   const uint64_t freed = g_dom.pgt.stats.tables_freed;
+  const uint64_t syncs = g_smmu.stats.syncs;
   w.unmapped = iommu_unmap(&g_dom, kWalkIova, kWalkSize);
+  w.syncs = g_smmu.stats.syncs - syncs;
   w.tables_freed = g_dom.pgt.stats.tables_freed - freed;
   w.after = dma_copy(kWalkIova + kSz2M + 5 * kSz4K, kWalkIova, 256);
   return 0;
 }
-const hal_param_decl walk_flush_params[] = {{"walk_flush", 0, "iommu_walk_flush_policy", 0, 0}, {}};
+const hal_param_decl walk_flush_params[] = {
+    {"walk_flush", 0, "iommu_walk_flush_policy", 0, 0}, {"sync_always", 0, "iommu_domain_policy.sync_always", 0, 0}, {}};
 const hal_app walk_flush_app = {"dma_mapping_walk_flush", "unmap whole leaf tables", walk_flush_main,
                                 walk_flush_params};
 
-TestRun run_walk_flush(iommu_walk_flush_policy policy) {
+TestRun run_walk_flush(iommu_walk_flush_policy policy, bool sync_always = false) {
   return run(scenario({{{"app", "dma_mapping_walk_flush"},
                         {"cores", {0}},
-                        {"params", {{"walk_flush", static_cast<unsigned>(policy)}}}}}),
+                        {"params", {{"walk_flush", static_cast<unsigned>(policy)}, {"sync_always", sync_always ? 1 : 0}}}}}),
              {&walk_flush_app});
 }
 
@@ -319,6 +323,18 @@ TEST(DmaMappingWalkFlush, AsidWideIssuesOneTlbiPerTable) {
   EXPECT_EQ(t.counter("smmu.cmdq.executed.CMD_TLBI_NH_VA"), 0u);
   EXPECT_EQ(t.counter("smmu.cmdq.executed.CMD_TLBI_NH_ASID"), 2u);
   EXPECT_EQ(g_dom.stats.tlbi_commands, 2u);
+  EXPECT_EQ(w.syncs, 2u);  // each flush's own; iotlb_sync has nothing gathered
+}
+
+// The SMMUv2 driver's iotlb_sync (seed 000): a TLBSYNC after the walk
+// flushes even though they left nothing gathered: one CMD_SYNC more than the
+// two flushes' own.
+TEST(DmaMappingWalkFlush, SyncAlwaysAddsASyncWhenNothingWasGathered) {
+  const TestRun t = run_walk_flush(IOMMU_WALK_FLUSH_ASID, true);
+  expect_walk_unmapped(t);
+  EXPECT_EQ(t.counter("smmu.cmdq.executed.CMD_TLBI_NH_ASID"), 2u);
+  EXPECT_EQ(w.syncs, 3u);
+  EXPECT_EQ(g_dom.stats.iotlb_syncs, 1u);
 }
 
 // ---- DMA API, strict: a DMA after dma_unmap faults and is reported.

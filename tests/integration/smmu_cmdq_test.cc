@@ -136,6 +136,18 @@ TEST(SmmuCmdq, SyncWaitsForTheTlbiBeforeIt) {
   EXPECT_GE(sync->min(), 5000.0);
 }
 
+// tlbi_context_ns: a TLBI of a whole context (here by ASID) has a cost of
+// its own, apart from one by address (tlbi_ns).
+TEST(SmmuCmdq, ATlbiByAsidCostsTheContextCost) {
+  const TestRun t = run(scenario({{{"app", "slow_tlbi"}, {"cores", {0}}}}), {&slow_tlbi},
+                        {"platform.smmu.cmdq.tlbi_ns=100", "platform.smmu.cmdq.tlbi_context_ns=5000"});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_GE(g_sync_wait_ns, 5000u);
+  const Histogram* sync = t.histogram("smmu.cmdq.sync_latency_ns");
+  ASSERT_NE(sync, nullptr);
+  EXPECT_GE(sync->min(), 5000.0);
+}
+
 uint32_t g_abt_cons, g_abt_gerror;
 
 // A command queue in memory that does not exist: the fetch aborts.
