@@ -415,14 +415,19 @@ TEST(CliNvme, Seed001FioCpuOrderingAndSyncElision) {
                             "policy", "fio");
   ASSERT_EQ(at.size(), 5u);
   auto cpu = [&](const char* p) { return at.at(p)["cpu_utilisation"].get<double>(); };
+  auto mbps = [&](const char* p) { return at.at(p)["mbps"].get<double>(); };
   // The CPU each step of seed 001 gave back, in the seed's order.
-  EXPECT_LT(cpu("bypass"), cpu("all (MSI + one sync per unmap)"));
-  EXPECT_LT(cpu("all (MSI + one sync per unmap)"), cpu("+ MSI sync"));
+  EXPECT_LT(cpu("bypass"), cpu("Thunder 2-5 (one sync per unmap)"));
+  EXPECT_LT(cpu("Thunder 2-5 (one sync per unmap)"), cpu("+ MSI sync"));
   EXPECT_LT(cpu("+ MSI sync"), cpu("baseline 4.13"));
-  // The drives bound the throughput in the model at every step (results.md says why the seed's did not).
-  const double bypass = at.at("bypass")["mbps"].get<double>();
-  for (const auto& [name, s] : at) EXPECT_GT(s["mbps"].get<double>(), 0.95 * bypass) << name;
-  EXPECT_GT(at.at("+ SYNC elision")["syncs_elided_share"].get<double>(), 0.2);
+  // The 4.13 baseline: every page's CMD_SYNC holds the queue lock until the
+  // CONS read 1 us after it (sync_wait udelay_backoff, no SEV on qdf2400),
+  // and the four jobs queue behind it; every other step is bound by the drives.
+  EXPECT_LT(mbps("baseline 4.13"), 0.5 * mbps("bypass"));
+  EXPECT_GT(cpu("baseline 4.13"), 0.95);
+  for (const char* p : {"+ MSI sync", "Thunder 2-5 (one sync per unmap)", "MSI + one sync per unmap + SYNC elision"})
+    EXPECT_GT(mbps(p), 0.95 * mbps("bypass")) << p;
+  EXPECT_GT(at.at("MSI + one sync per unmap + SYNC elision")["syncs_elided_share"].get<double>(), 0.2);
 }
 
 TEST(CliNvme, Seed004BounceRunsBothSearches) {

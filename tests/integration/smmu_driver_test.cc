@@ -2,6 +2,7 @@
 // reset in the Linux order, attach, invalidation, events, error recovery, and
 // several cores sharing the command queue under the spinlock policy.
 #include <map>
+#include <ostream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -206,6 +207,122 @@ TEST(SmmuDriverPolicy, UnsupportedPoliciesFallBackOnV30) {
   EXPECT_EQ(p.commands, kPages + 1u);
 }
 
+// ---- sync_wait: Linux 4.13's CMD_SYNC wait (queue_poll_cons without SEV).
+// Core 0 invalidates one page (a TLBI and a CMD_SYNC, each under the cmdq
+// spinlock); core 1 waits until the SYNC has taken the lock, then queues for
+// it. Reads of CONS at 0, 1, 3, 7, 15 us after the SYNC went in: the wait ends
+// at the first of them after the SMMU completed the SYNC, and the lock is
+// held until then.
+
+struct SyncWaitOutcome {
+  struct smmu_policy in_force {};
+  uint64_t issue_ns = 0;      // smmu_tlbi_range, TLBI + SYNC, as core 0 saw it
+  uint64_t lock_wait_ns = 0;  // core 1: from the SYNC taking the lock to core 1 getting it
+  int err = -1;
+} swo;
+volatile uint32_t g_sw_go;
+
+int sync_wait_main(void) {
+  if (hal_cpu_id() == 1) {
+    hal_poll32(&g_sw_go, ~0u, 0, HAL_POLL_NE, 0, nullptr);
+    if (swo.in_force.cmdq != SMMU_CMDQ_SPINLOCK) return 0;  // no lock to queue for
+    // The TLBI's ticket and the SYNC's: the SYNC now holds the lock.
+    const uint32_t sync_ticket = hal_load32(&g_sw_go) + 1;
+    hal_poll32(&g_dev.cmdq_lock.next, ~0u, sync_ticket + 1, HAL_POLL_EQ, 0, nullptr);
+    const uint64_t seen = hal_now_ns();
+    sw_spin_lock(&g_dev.cmdq_lock);
+    swo.lock_wait_ns = hal_now_ns() - seen;
+    sw_spin_unlock(&g_dev.cmdq_lock);
+    return 0;
+  }
+  if (smmu_probe(&g_dev, hal_smmu().base) || smmu_reset(&g_dev)) return 1;
+  struct smmu_policy want = smmu_policy_default();
+  want.cmdq = static_cast<enum smmu_cmdq_policy>(hal_param("cmdq"));
+  want.sync = static_cast<enum smmu_sync_policy>(hal_param("sync"));
+  want.sync_wait = static_cast<enum smmu_sync_wait>(hal_param("sync_wait"));
+  swo.in_force = smmu_set_policy(&g_dev, want);
+  // The next ticket of the cmdq lock: the TLBI takes it, the SYNC the one
+  // after. Not 0: bring-up's commands took the lock before.
+  hal_store32(&g_sw_go, hal_load32(&g_dev.cmdq_lock.next));
+  const uint64_t t0 = hal_now_ns();
+  swo.err = smmu_tlbi_range(&g_dev, 1, kIova, 4096);
+  swo.issue_ns = hal_now_ns() - t0;
+  return 0;
+}
+const hal_param_decl sync_wait_params[] = {{"cmdq", 0, "smmu_cmdq_policy", 0, 0},
+                                           {"sync", 0, "smmu_sync_policy", 0, 0},
+                                           {"sync_wait", 0, "smmu_sync_wait", 0, 0},
+                                           {}};
+const hal_app sync_wait_app = {"smmu_sync_wait", "one TLBI + SYNC while another core queues for the lock",
+                               sync_wait_main, sync_wait_params};
+
+struct SyncWaitCase {
+  const char* name;
+  unsigned cmdq, sync, sync_wait;
+  bool sev;                 // IDR0.SEV
+  unsigned sync_ns;         // the SMMU's CMD_SYNC cost: when it completes
+  uint64_t last_read_ns;    // 0: the wait ends when the SYNC completes; else the CONS read that ends it
+  unsigned sync_wait_in_force;
+};
+
+void PrintTo(const SyncWaitCase& c, std::ostream* os) { *os << c.name; }
+
+class SmmuDriverSyncWait : public ::testing::TestWithParam<SyncWaitCase> {};
+
+TEST_P(SmmuDriverSyncWait, ConsIsReadAtTheBackoffTimes) {
+  const SyncWaitCase& c = GetParam();
+  const TestRun t = run(scenario({{{"app", "smmu_sync_wait"},
+                                   {"cores", {0, 1}},
+                                   {"params", {{"cmdq", c.cmdq}, {"sync", c.sync}, {"sync_wait", c.sync_wait}}}}}),
+                        {&sync_wait_app},
+                        {std::string("platform.smmu.features.sev=") + (c.sev ? "true" : "false"),
+                         "platform.smmu.cmdq.sync_ns=" + std::to_string(c.sync_ns), "platform.cpu.event_stream_ns=0"});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  ASSERT_EQ(swo.err, 0);
+  EXPECT_EQ(swo.in_force.cmdq, c.cmdq);
+  EXPECT_EQ(swo.in_force.sync, c.sev ? SMMU_SYNC_SEV : SMMU_SYNC_POLL);  // 4.13 asks for SEV; without it, polls
+  EXPECT_EQ(swo.in_force.sync_wait, c.sync_wait_in_force);
+  // The SMMU's view: PROD write to completion of every SYNC of the run.
+  const Histogram* sync = t.histogram("smmu.cmdq.sync_latency_ns");
+  ASSERT_NE(sync, nullptr);
+  // The TLBI before the SYNC, the SYNC's insertion and a CONS read: what
+  // the caller pays besides the wait itself.
+  constexpr double kOverheadNs = 400;
+  SCOPED_TRACE(::testing::Message() << "TLBI + SYNC " << swo.issue_ns << " ns, lock wait " << swo.lock_wait_ns
+                                    << " ns, SYNC latency " << sync->min() << ".." << sync->max() << " ns");
+  if (c.last_read_ns == 0) {
+    // Relax or WFE: back as soon as the SYNC completed.
+    EXPECT_LT(static_cast<double>(swo.issue_ns), sync->max() + kOverheadNs);
+  } else {
+    // The SYNC completed after the read before last (at (last + 1) / 2 - 1
+    // us: 0, 1, 3, 7 ...) and before the last one, which ended the wait.
+    const double before_last = static_cast<double>((c.last_read_ns + 1000) / 2 - 1000);
+    EXPECT_GT(sync->max(), before_last);
+    EXPECT_LT(sync->max(), static_cast<double>(c.last_read_ns));
+    EXPECT_GE(swo.issue_ns, c.last_read_ns);
+    EXPECT_LT(static_cast<double>(swo.issue_ns), static_cast<double>(c.last_read_ns) + kOverheadNs);
+    // Core 1 waited for the lock until that read: the SYNC held it throughout.
+    EXPECT_GE(static_cast<double>(swo.lock_wait_ns), static_cast<double>(c.last_read_ns) - kOverheadNs);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Policies, SmmuDriverSyncWait,
+    ::testing::Values(
+        // Linux 4.13 without SEV: the SYNC is done within a few hundred ns,
+        // found by the read at 1 us; slower SYNCs by the reads at 3, 7, 15 us.
+        SyncWaitCase{"udelay_backoff_1us", 0, 1, 1, false, 10, 1000, 1},
+        SyncWaitCase{"udelay_backoff_3us", 0, 1, 1, false, 1500, 3000, 1},
+        SyncWaitCase{"udelay_backoff_7us", 0, 1, 1, false, 5000, 7000, 1},
+        SyncWaitCase{"udelay_backoff_15us", 0, 1, 1, false, 10000, 15000, 1},
+        // Today's wait: CONS read back to back, back when the SYNC is.
+        SyncWaitCase{"relax", 0, 1, 0, false, 5000, 0, 0},
+        // With SEV the 4.13 wait is WFE, woken by the SYNC's event.
+        SyncWaitCase{"udelay_backoff_with_sev_waits_in_wfe", 0, 1, 1, true, 5000, 0, 1},
+        // The lock-free queue has no such wait: the policy falls back.
+        SyncWaitCase{"lockfree_falls_back_to_relax", 1, 0, 1, false, 10, 0, 0}),
+    [](const ::testing::TestParamInfo<SyncWaitCase>& i) { return std::string(i.param.name); });
+
 }  // namespace
 }  // namespace smmu_vp::test
 
@@ -227,14 +344,15 @@ TEST(SmmuStressApp, EveryCoreInvalidatesThroughTheDriver) {
 }
 
 // The driver policy is declared once: every built-in app that takes a policy
-// parameter declares all five, with the driver's default, and the policy they
+// parameter declares all six, with the driver's default, and the policy they
 // build with their defaults is smmu_policy_default().
 TEST(SmmuPolicyParams, EveryAppTakesTheDriversDefaults) {
   const smmu_policy want = smmu_policy_default();
   const std::map<std::string, uint64_t> defaults = {
-      {"cmdq", want.cmdq}, {"sync", want.sync}, {"tlbi", want.tlbi},
+      {"cmdq", want.cmdq}, {"sync", want.sync}, {"tlbi", want.tlbi}, {"sync_wait", want.sync_wait},
       {"asid_threshold", want.asid_threshold_pages}, {"elide", want.elide_back_to_back_sync ? 1u : 0u}};
   EXPECT_EQ(want.cmdq, SMMU_CMDQ_LOCKFREE);  // Linux v5.4's queue, as docs/driver.md says
+  EXPECT_EQ(want.sync_wait, SMMU_SYNC_WAIT_RELAX);  // today's wait; the 4.13 backoff is opt-in
   unsigned apps_with_policy = 0;
   for (const hal_app* app : with_builtin({})) {
     std::map<std::string, uint64_t> got;

@@ -53,6 +53,7 @@ struct smmu_policy smmu_policy_default(void) {
       .cmdq = SMMU_POLICY_DEFAULT_CMDQ,
       .sync = SMMU_POLICY_DEFAULT_SYNC,
       .tlbi = SMMU_POLICY_DEFAULT_TLBI,
+      .sync_wait = SMMU_POLICY_DEFAULT_SYNC_WAIT,
       .asid_threshold_pages = SMMU_POLICY_DEFAULT_ASID_THRESHOLD,
       .elide_back_to_back_sync = SMMU_POLICY_DEFAULT_ELIDE != 0,
   };
@@ -75,12 +76,16 @@ struct smmu_policy smmu_set_policy(struct smmu_device *dev, struct smmu_policy w
   if (p.cmdq == SMMU_CMDQ_ECMDQ && (!dev->feat.ecmdq || smmu_ecmdq_enable(dev, hal_cpu_count()) != 0))
     p.cmdq = SMMU_CMDQ_LOCKFREE;
   if (p.cmdq == SMMU_CMDQ_LOCKFREE && smmu_cmdq_lockfree_init(dev) != 0) p.cmdq = SMMU_CMDQ_SPINLOCK;
+  /* Linux 4.13's delayed CONS polling belongs to its spinlock queue; the
+   * lock-free queue and ECMDQs keep their own waits. */
+  if (p.sync_wait != SMMU_SYNC_WAIT_RELAX && p.cmdq != SMMU_CMDQ_SPINLOCK) p.sync_wait = SMMU_SYNC_WAIT_RELAX;
   if (p.sync != want.sync || p.tlbi != want.tlbi || p.cmdq != want.cmdq ||
-      p.elide_back_to_back_sync != want.elide_back_to_back_sync)
+      p.elide_back_to_back_sync != want.elide_back_to_back_sync || p.sync_wait != want.sync_wait)
     hal_log(HAL_LOG_WARN,
-            "smmu: policy cmdq %d sync %d tlbi %d elide %d not supported here; using cmdq %d sync %d tlbi %d elide %d",
-            want.cmdq, want.sync, want.tlbi, want.elide_back_to_back_sync, p.cmdq, p.sync, p.tlbi,
-            p.elide_back_to_back_sync);
+            "smmu: policy cmdq %d sync %d tlbi %d elide %d sync_wait %d not supported here; using cmdq %d sync %d "
+            "tlbi %d elide %d sync_wait %d",
+            want.cmdq, want.sync, want.tlbi, want.elide_back_to_back_sync, want.sync_wait, p.cmdq, p.sync, p.tlbi,
+            p.elide_back_to_back_sync, p.sync_wait);
   dev->policy = p;
   return p;
 }
@@ -149,6 +154,7 @@ int smmu_reset(struct smmu_device *dev) {
    * invalidate whatever the SMMU may have cached. */
   dev->policy.cmdq = SMMU_CMDQ_SPINLOCK;
   dev->policy.sync = SMMU_SYNC_POLL;
+  dev->policy.sync_wait = SMMU_SYNC_WAIT_RELAX;
   if (smmu_cmdq_init(dev)) return -1;
   smmu_wr64(dev, SMMU_CMDQ_BASE, dev->cmdq.base | dev->cmdq.log2size);
   smmu_wr(dev, SMMU_CMDQ_PROD, 0);

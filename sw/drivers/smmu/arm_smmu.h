@@ -66,24 +66,36 @@ enum smmu_tlbi_policy {
   SMMU_TLBI_PER_GRANULE = 0, /* one TLBI_NH_VA per 4 KiB page */
   SMMU_TLBI_RANGE = 1,       /* range TLBIs (IDR3.RIL), Linux's splitting loop */
 };
+/* What the spinlock queue's CMD_SYNC wait does between two CONS reads when
+ * it does not sleep in WFE (sync poll). */
+enum smmu_sync_wait {
+  SMMU_SYNC_WAIT_RELAX = 0, /* cpu_relax() only: read CONS again at once */
+  /* Linux 4.13 (drivers/iommu/arm-smmu-v3.c queue_poll_cons, no SEV):
+   * cpu_relax(), then udelay(d) with d = 1 us doubling after every read, so
+   * CONS is read at about 0, 1, 3, 7, 15 ... us; the lock is held throughout. */
+  SMMU_SYNC_WAIT_UDELAY_BACKOFF = 1,
+};
 /* The driver's policies; build one with designated initialisers, starting
  * from smmu_policy_default(). */
 struct smmu_policy {
   enum smmu_cmdq_policy cmdq;
   enum smmu_sync_policy sync;
   enum smmu_tlbi_policy tlbi;
+  enum smmu_sync_wait sync_wait; /* spinlock queue only; others fall back to relax */
   uint64_t asid_threshold_pages; /* invalidate the whole ASID from this many pages; 0: never */
   /* 2018: a waiter whose SYNC would directly follow another SYNC reuses it
    * (spinlock + MSI only, as in Linux 4.19-5.3). */
   bool elide_back_to_back_sync;
 };
-/* The defaults, declared once: Linux v5.4's lock-free queue, CMD_SYNC polled,
- * one TLBI per granule, no ASID-wide threshold, no SYNC elision. The apps'
+/* The defaults, declared once: Linux v5.4's lock-free queue, CMD_SYNC polled
+ * (relaxing between CONS reads where a spinlock queue polls), one TLBI per
+ * granule, no ASID-wide threshold, no SYNC elision. The apps'
  * parameter table (sw/apps/smmu_policy_params.h) takes its defaults from
  * here. */
 #define SMMU_POLICY_DEFAULT_CMDQ SMMU_CMDQ_LOCKFREE
 #define SMMU_POLICY_DEFAULT_SYNC SMMU_SYNC_POLL
 #define SMMU_POLICY_DEFAULT_TLBI SMMU_TLBI_PER_GRANULE
+#define SMMU_POLICY_DEFAULT_SYNC_WAIT SMMU_SYNC_WAIT_RELAX
 #define SMMU_POLICY_DEFAULT_ASID_THRESHOLD 0
 #define SMMU_POLICY_DEFAULT_ELIDE 0
 struct smmu_policy smmu_policy_default(void);

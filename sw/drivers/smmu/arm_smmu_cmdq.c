@@ -135,6 +135,24 @@ static uint32_t poll_cons(struct smmu_device *dev, hal_poll_done_fn done, const 
   }
 }
 
+/* Linux 4.13's wait between CONS reads without WFE (drivers/iommu/
+ * arm-smmu-v3.c queue_poll_cons): cpu_relax(), then udelay(d) with d starting
+ * at 1 us and doubling after every read, with no cap. The loop
+ *   while (!done(cons = read_cons(dev), w)) { check every 16th; relax; delay d; d *= 2; }
+ * keeping wait_step's GERROR check cadence; returns the cons that ended it. */
+#define SMMU_UDELAY_FIRST_NS 1000u
+static uint32_t poll_cons_udelay_backoff(struct smmu_device *dev, hal_poll_done_fn done, const struct cons_wait *w,
+                                         unsigned *spins, int *err) {
+  uint64_t delay_ns = SMMU_UDELAY_FIRST_NS;
+  uint32_t cons;
+  while (!done(cons = read_cons(dev), w)) {
+    wait_step(dev, spins, err, false);
+    hal_delay_ns(delay_ns);
+    delay_ns *= 2;
+  }
+  return cons;
+}
+
 static void write_cmd(uint64_t *slot, const uint64_t cmd[2]) {
   slot[0] = cmd[0];
   slot[1] = cmd[1];
@@ -142,7 +160,9 @@ static void write_cmd(uint64_t *slot, const uint64_t cmd[2]) {
 
 /* ---- cmdq_policy spinlock: the pre-v5.4 driver. Each command takes the
  * lock, waits for space, is written and published with its own PROD write;
- * a SYNC polled through CONS (or WFE) is waited for under the lock. */
+ * a SYNC polled through CONS (or WFE) is waited for under the lock, reading
+ * CONS back to back (relax) or with Linux 4.13's doubling udelay between
+ * reads (sync_wait udelay_backoff). */
 
 static void insert_locked(struct smmu_device *dev, const uint64_t cmd[2], int *err) {
   struct smmu_queue *q = &dev->cmdq;
@@ -199,8 +219,13 @@ int smmu_cmdq_issue_spinlock(struct smmu_device *dev, const uint64_t (*cmds)[2],
   if (sev) {
     while (!q_consumed(q->log2size, q->cons = read_cons(dev), at)) wait_step(dev, &spins, &err, true);
   } else {
+    /* Under the lock nothing follows our SYNC, so CONS past it is also
+     * Linux 4.13's drain condition, the queue empty (CONS == PROD). */
     const struct cons_wait past = {q->log2size, at};
-    q->cons = poll_cons(dev, cons_passed, &past, &spins, &err);
+    if (dev->policy.sync_wait == SMMU_SYNC_WAIT_UDELAY_BACKOFF)
+      q->cons = poll_cons_udelay_backoff(dev, cons_passed, &past, &spins, &err);
+    else
+      q->cons = poll_cons(dev, cons_passed, &past, &spins, &err);
   }
   sw_spin_unlock(&dev->cmdq_lock);
   return err;
