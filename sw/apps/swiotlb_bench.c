@@ -19,6 +19,19 @@
  * 0..cores-1 (cores 0: every core of the platform). Stats go under
  * sw.swiotlb_bench.<search>.<name>, plus gain_pct and, for the three cases
  * the seed measured, seed_gain_pct.
+ *
+ * irq_core k (> 0) moves every unmap to core k, as a completion interrupt
+ * routed to another CPU does: in a VM with a virtio disk the unmap of a
+ * request's buffers runs in the virtqueue's interrupt handler (Linux
+ * drivers/block/virtio_blk.c: virtblk_done -> blk_mq_complete_request ->
+ * virtblk_request_done -> virtblk_unmap_data), on the vCPU that took the
+ * interrupt, since blk-mq completes locally on a CPU that shares a cache with
+ * the submitter (block/blk-mq.c, blk_mq_complete_need_ipi: "same CPU or cache
+ * domain?  Complete locally"). A mapping core then hands its oldest mapping
+ * to core k instead of unmapping it, and maps a new one only once core k has
+ * unmapped enough that at most queue_depth + 1 stay live, as fio submits
+ * only after reaping a completion. Core k maps nothing and is not counted in
+ * the rate.
  */
 #include "hal/hal.h"
 #include "iommu/swiotlb.h"
@@ -29,11 +42,16 @@
 
 struct bench_config {
   unsigned cores;
+  unsigned irq_core; /* 0: each core unmaps its own mappings */
   uint64_t iterations, map_bytes, queue_depth, device_ns;
   struct swiotlb_config swiotlb;
 };
 
-/* One core's stream: a buffer to bounce and a FIFO of live mappings. */
+/* One core's stream: a buffer to bounce and a FIFO of live mappings. Entries
+ * [head, head + count) of the ring are live. With an irq core, entries before
+ * `completed` have been handed to it, and it has unmapped those before
+ * `unmapped` (both counted from the stream's start, written with HAL atomics:
+ * the hand-off is real shared memory between the two cores). */
 struct stream {
   uint8_t *orig;
   phys_addr_t orig_pa;
@@ -41,6 +59,8 @@ struct stream {
   uint8_t *dir;
   uint64_t head, count, slots;
   uint64_t maps, failures;
+  volatile uint64_t completed, unmapped;
+  volatile uint32_t drained; /* with an irq core: all of this search's mappings unmapped */
 };
 
 struct search_result {
@@ -54,7 +74,8 @@ static struct swiotlb_mem mem;
 static volatile uint32_t barrier_count, barrier_gen;
 static volatile uint32_t setup_failed;
 static uint64_t elapsed_ns[MAX_CORES];
-static uint64_t maps_done[MAX_CORES];
+/* Each mapping core's stream (on its stack), for collect() and the irq core. */
+static struct stream *streams[MAX_CORES];
 static uint64_t failures[MAX_CORES];
 static struct swiotlb_stats stats_start, stats_end;
 static struct search_result results[2];
@@ -92,13 +113,33 @@ static void barrier(unsigned n, void (*last)(void)) {
   while (hal_load32(&barrier_gen) == gen) hal_wfe();
 }
 
-static void snapshot_start(void) { stats_start = mem.stats; }
-static void snapshot_end(void) { stats_end = mem.stats; }
+static void snapshot_start(void) {
+  stats_start = mem.stats;
+  swiotlb_area_lock_handoffs_clear(&mem);
+}
+
+/* Also publishes the area locks' hand-offs between CPUs (in maps and unmaps;
+ * with an irq core the snapshot comes after the drain) per timed map. */
+static void snapshot_end(void) {
+  stats_end = mem.stats;
+  /* The sum of the cores' own rates, as fio adds up its jobs' bandwidths:
+   * read here, while every core waits in the barrier and its stream (on its
+   * stack) still exists. */
+  struct search_result *r = &results[mem.search];
+  r->maps_per_s = 0.0;
+  for (unsigned i = 0; i < MAX_CORES; i++)
+    if (streams[i] != NULL && elapsed_ns[i] != 0)
+      r->maps_per_s += (double)streams[i]->maps * 1e9 / (double)elapsed_ns[i];
+  const uint64_t maps = stats_end.maps - stats_start.maps;
+  hal_stat_set(stat_name(mem.search, "lock_handoffs_per_map"),
+               maps ? (double)swiotlb_area_lock_handoffs(&mem) / (double)maps : 0);
+}
 
 static bool read_config(struct bench_config *c) {
   const uint64_t cores = hal_param("cores");
   const uint64_t pools = hal_param("pools");
   c->cores = cores != 0 ? (unsigned)cores : hal_cpu_count();
+  c->irq_core = (unsigned)hal_param("irq_core");
   c->iterations = hal_param("iterations");
   c->map_bytes = hal_param("map_bytes");
   c->queue_depth = hal_param("queue_depth");
@@ -115,8 +156,16 @@ static bool read_config(struct bench_config *c) {
             "pools, pool_kib, areas, iterations, queue_depth", MAX_CORES, SWIOTLB_MAX_ALLOC);
     return false;
   }
+  if (c->irq_core != 0 && (c->irq_core < c->cores || c->irq_core >= hal_cpu_count())) {
+    hal_log(HAL_LOG_ERROR, "swiotlb_bench: irq_core %u must be a core of the platform outside the mapping cores 0..%u",
+            c->irq_core, c->cores - 1);
+    return false;
+  }
   return true;
 }
+
+/* Cores taking part in the barriers: the mapping cores and the irq core. */
+static unsigned participants(const struct bench_config *c) { return c->cores + (c->irq_core != 0); }
 
 static bool stream_init(struct stream *s, const struct bench_config *c) {
   phys_addr_t pa;
@@ -161,16 +210,76 @@ static void stream_unmap_oldest(struct stream *s, const struct bench_config *c) 
   s->count--;
 }
 
+/* With an irq core: the oldest mapping's I/O is complete; core irq_core will
+ * unmap it. The ring entry stays in use until it has. Every entry leaves the
+ * ring through here, so head is always `completed` modulo the ring's size. */
+static void stream_complete_oldest(struct stream *s) {
+  if (s->count == 0)
+    return;
+  s->head = (s->head + 1) % s->slots;
+  s->count--;
+  hal_store64(&s->completed, hal_load64(&s->completed) + 1);
+  hal_sev();
+}
+
+/* With an irq core: wait until it has unmapped all but `live` of this
+ * stream's mappings (those handed to it and those not yet complete). */
+static void stream_wait_unmapped(struct stream *s, uint64_t live) {
+  for (;;) {
+    const uint64_t pending = hal_load64(&s->completed) - hal_load64(&s->unmapped);
+    if (pending + s->count <= live)
+      return;
+    hal_wfe();
+  }
+}
+
+/* The irq core: unmaps what the streams hand it, oldest first per stream,
+ * until every mapping core has drained its stream. */
+static void irq_core_run(const struct bench_config *c) {
+  for (;;) {
+    bool any = false;
+    for (unsigned i = 0; i < c->cores; i++) {
+      struct stream *s = streams[i];
+      const uint64_t completed = hal_load64(&s->completed);
+      uint64_t unmapped = hal_load64(&s->unmapped);
+      while (unmapped < completed) {
+        /* Entries leave the ring in order, so the n-th handed over sits at
+         * n modulo the ring's size. */
+        const uint64_t at = unmapped % s->slots;
+        (void)swiotlb_tbl_unmap_single(&mem, s->tlb[at], c->map_bytes, (enum swiotlb_dir)s->dir[at]);
+        hal_store64(&s->unmapped, ++unmapped);
+        any = true;
+      }
+    }
+    if (any) {
+      hal_sev();
+      continue;
+    }
+    unsigned drained = 0;
+    for (unsigned i = 0; i < c->cores; i++)
+      drained += hal_load32(&streams[i]->drained);
+    if (drained == c->cores)
+      return;
+    hal_wfe();
+  }
+}
+
 /* The timed loop of one core: map, device work, unmap the oldest. */
 static uint64_t stream_run(struct stream *s, const struct bench_config *c, unsigned search) {
   /* Literals: the platform tells histograms apart by the name's address. */
   const char *map_ns = search == SWIOTLB_POOL_FIRST ? "pool_first.map_ns" : "area_first.map_ns";
   const uint64_t t0 = hal_now_ns();
   for (uint64_t i = 0; i < c->iterations; i++) {
+    if (c->irq_core != 0)
+      stream_wait_unmapped(s, c->queue_depth);
     stream_map(s, c, c->queue_depth + i, map_ns);
     hal_delay_ns(c->device_ns);
-    if (s->count > c->queue_depth)
-      stream_unmap_oldest(s, c);
+    if (s->count > c->queue_depth) {
+      if (c->irq_core != 0)
+        stream_complete_oldest(s);
+      else
+        stream_unmap_oldest(s, c);
+    }
   }
   return hal_now_ns() - t0;
 }
@@ -178,13 +287,8 @@ static uint64_t stream_run(struct stream *s, const struct bench_config *c, unsig
 static void collect(unsigned search, const struct bench_config *c) {
   struct search_result *r = &results[search];
   uint64_t failed = 0;
-  /* The sum of the cores' own rates, as fio adds up its jobs' bandwidths. */
-  r->maps_per_s = 0.0;
-  for (unsigned i = 0; i < c->cores; i++) {
-    if (elapsed_ns[i] != 0)
-      r->maps_per_s += (double)maps_done[i] * 1e9 / (double)elapsed_ns[i];
-    failed += failures[i];
-  }
+  /* r->maps_per_s was summed by snapshot_end. */
+  for (unsigned i = 0; i < c->cores; i++) failed += failures[i];
   const uint64_t searched = stats_end.maps - stats_start.maps;
   r->ran = true;
   r->mib_per_s = r->maps_per_s * (double)c->map_bytes / (1024.0 * 1024.0);
@@ -205,30 +309,48 @@ static void collect(unsigned search, const struct bench_config *c) {
 
 /* One search policy on fresh pools: set up, warm up, time, drain. */
 static int run_search(unsigned rank, const struct bench_config *c, unsigned search, struct stream *s) {
+  const unsigned n = participants(c);
   if (rank == 0) {
     struct swiotlb_config cfg = c->swiotlb;
     cfg.search = (enum swiotlb_search)search;
     hal_store32(&setup_failed, swiotlb_init(&mem, &cfg) != 0);
   }
-  barrier(c->cores, NULL);
+  barrier(n, NULL);
   if (hal_load32(&setup_failed))
     return 1;
+  if (s == NULL) {
+    /* The irq core: nothing to map; it unmaps from the start of the timed
+     * loop until every stream is drained. */
+    barrier(n, snapshot_start);
+    irq_core_run(c);
+    barrier(n, snapshot_end);
+    barrier(n, NULL);
+    return 0;
+  }
 
   /* Warm-up: fill the queue (and let dynamic pools grow) untimed. */
   s->maps = s->failures = 0;
   for (uint64_t i = 0; i < c->queue_depth; i++) stream_map(s, c, i, NULL);
   s->maps = s->failures = 0;
-  barrier(c->cores, snapshot_start);
+  hal_store32(&s->drained, 0);
+  barrier(n, snapshot_start);
 
   elapsed_ns[rank] = stream_run(s, c, search);
   hal_stat_sample(search == SWIOTLB_POOL_FIRST ? "pool_first.core_elapsed_ns" : "area_first.core_elapsed_ns",
                   elapsed_ns[rank]);
-  maps_done[rank] = s->maps;
   failures[rank] = s->failures;
-  barrier(c->cores, snapshot_end);
+  if (c->irq_core != 0) {
+    /* Every mapping left goes to the irq core, which stops once all
+     * streams are drained; the snapshot after it sees the same maps. */
+    while (s->count > 0) stream_complete_oldest(s);
+    stream_wait_unmapped(s, 0);
+    hal_store32(&s->drained, 1);
+    hal_sev();
+  }
+  barrier(n, snapshot_end);
 
   while (s->count > 0) stream_unmap_oldest(s, c);
-  barrier(c->cores, NULL);
+  barrier(n, NULL);
   if (rank == 0) {
     collect(search, c);
     swiotlb_destroy(&mem);
@@ -258,10 +380,11 @@ static void report(const struct bench_config *c) {
 
   hal_log(HAL_LOG_INFO,
           "swiotlb_bench (seed 004): %u core(s), %llu-byte maps, %llu in flight per core, device %llu ns, "
-          "pools of %llu KiB x %u areas (%u at start, %s)",
+          "pools of %llu KiB x %u areas (%u at start, %s), unmaps on %s",
           c->cores, (unsigned long long)c->map_bytes, (unsigned long long)c->queue_depth,
           (unsigned long long)c->device_ns, (unsigned long long)(c->swiotlb.pool_size / 1024), c->swiotlb.nareas,
-          c->swiotlb.extra_pools + 1, c->swiotlb.dynamic ? "dynamic" : "fixed");
+          c->swiotlb.extra_pools + 1, c->swiotlb.dynamic ? "dynamic" : "fixed",
+          c->irq_core != 0 ? "the irq core" : "the mapping cores");
   for (unsigned s = SWIOTLB_POOL_FIRST; s <= SWIOTLB_AREA_FIRST; s++) {
     const struct search_result *r = &results[s];
     if (r->ran)
@@ -290,22 +413,27 @@ static int swiotlb_bench_main(void) {
 
   if (!read_config(&c))
     return 1;
-  if (rank >= c.cores || which > SEARCH_BOTH) {
-    hal_log(HAL_LOG_ERROR, "swiotlb_bench: runs on cores 0..%u (cpu%u given it); search must be 0, 1 or 2",
+  const bool irq = c.irq_core != 0 && rank == c.irq_core;
+  if ((rank >= c.cores && !irq) || which > SEARCH_BOTH) {
+    hal_log(HAL_LOG_ERROR, "swiotlb_bench: runs on cores 0..%u and irq_core (cpu%u given it); search must be 0, 1 or 2",
             c.cores - 1, rank);
     return 1;
   }
-  if (!stream_init(&s, &c)) {
-    hal_log(HAL_LOG_ERROR, "swiotlb_bench: no memory for cpu%u's buffers", rank);
-    return 1;
+  if (!irq) {
+    if (!stream_init(&s, &c)) {
+      hal_log(HAL_LOG_ERROR, "swiotlb_bench: no memory for cpu%u's buffers", rank);
+      return 1;
+    }
+    streams[rank] = &s;
   }
   for (unsigned search = SWIOTLB_POOL_FIRST; search <= SWIOTLB_AREA_FIRST && rc == 0; search++) {
     if (which == SEARCH_BOTH || which == search)
-      rc = run_search(rank, &c, search, &s);
+      rc = run_search(rank, &c, search, irq ? NULL : &s);
   }
   if (rc == 0 && rank == 0)
     report(&c);
-  stream_free(&s);
+  if (!irq)
+    stream_free(&s);
   return rc;
 }
 
@@ -320,6 +448,10 @@ static const struct hal_param_decl swiotlb_bench_params[] = {
     {"dynamic", 1, "1: add a pool when every pool is full (transient pool meanwhile), as dynamic swiotlb.", 0, 0},
     {"search", 2, "0 pool_first (before seed 004), 1 area_first (seed 004), 2 both in sequence.", 0, 0},
     {"cores", 0, "Cores running the app, which must be cores 0..cores-1 (0: every core of the platform).", 0, 0},
+    {"irq_core", 0, "0: each core unmaps its own mappings. k: core k (outside 0..cores-1, and given the app) runs every "
+     "unmap, as the completion interrupt of a virtio disk does on another vCPU (Linux virtio_blk.c virtblk_done -> "
+     "blk_mq_complete_request -> virtblk_unmap_data, completed where the interrupt arrived: blk-mq.c "
+     "blk_mq_complete_need_ipi); a core maps again once at most queue_depth of its mappings are live.", 0, 0},
     {0, 0, 0, 0, 0},
 };
 

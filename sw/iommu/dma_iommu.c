@@ -258,7 +258,16 @@ static void trace_call(uint64_t traced, uint32_t op, const struct dma_dev *dev, 
 
 /* ---- Single buffers. */
 
+static uint64_t map_page(struct dma_dev *dev, phys_addr_t pa, size_t size, enum dma_data_direction dir,
+                         bool force_bounce);
+
 uint64_t dma_map_page(struct dma_dev *dev, phys_addr_t pa, size_t size, enum dma_data_direction dir) {
+  return map_page(dev, pa, size, dir, false);
+}
+
+/* force_bounce: bounce even a buffer of whole granules (swiotlb=force). */
+static uint64_t map_page(struct dma_dev *dev, phys_addr_t pa, size_t size, enum dma_data_direction dir,
+                         bool force_bounce) {
   const uint64_t traced = hal_dma_trace_begin();
   struct iommu_dma_cookie *c = dev->cookie;
   charge_indirect(dev, 1); /* dma_map_page_attrs -> ops->map_page */
@@ -273,7 +282,7 @@ uint64_t dma_map_page(struct dma_dev *dev, phys_addr_t pa, size_t size, enum dma
   bool bounced = false;
   /* A device that must not see the rest of the page gets a bounce buffer
    * for a buffer that does not fill whole granules. */
-  if (dev->swiotlb && iova_offset(&c->iovad, pa | size)) {
+  if (dev->swiotlb && (force_bounce || iova_offset(&c->iovad, pa | size))) {
     phys = swiotlb_tbl_map_single(dev->swiotlb, pa, size, (size_t)iova_align(&c->iovad, size),
                                   (uint32_t)iova_mask(&c->iovad), (enum swiotlb_dir)dir);
     if (phys == SWIOTLB_MAP_ERROR) {
@@ -323,11 +332,12 @@ void dma_unmap_single(struct dma_dev *dev, uint64_t dma_addr, size_t size, enum 
 /* ---- Scatter-gather lists. */
 
 /* Element by element, each bounced as needed (Linux's swiotlb path of
- * map_sg for untrusted devices). */
+ * map_sg for untrusted devices), or every one with swiotlb's `force`. */
 static int map_sg_bounced(struct dma_dev *dev, const struct iommu_sg *sg, unsigned nents,
                           enum dma_data_direction dir, uint64_t *dma_addrs) {
+  const bool force = dev->swiotlb->cfg.force;
   for (unsigned i = 0; i < nents; i++) {
-    dma_addrs[i] = dma_map_page(dev, sg[i].pa, sg[i].len, dir);
+    dma_addrs[i] = map_page(dev, sg[i].pa, sg[i].len, dir, force);
     if (dma_addrs[i] != DMA_MAPPING_ERROR) continue;
     while (i--) dma_unmap_page(dev, dma_addrs[i], sg[i].len, dir);
     return 0;

@@ -60,7 +60,9 @@ static struct swiotlb_pool *pool_create(struct swiotlb_mem *mem, uint32_t nslabs
                                         uint64_t align, uint32_t skip, bool transient) {
   const size_t head = SW_ALIGN_UP(sizeof(struct pool_alloc), (size_t)16);
   const size_t areas_bytes = SW_ALIGN_UP((size_t)nareas * sizeof(struct swiotlb_area), (size_t)16);
-  const size_t meta_bytes = head + areas_bytes + (size_t)nslabs * sizeof(struct swiotlb_slot);
+  const size_t slots_bytes = (size_t)nslabs * sizeof(struct swiotlb_slot);
+  const size_t last_bytes = (size_t)nareas * sizeof(uint16_t);
+  const size_t meta_bytes = head + areas_bytes + slots_bytes + last_bytes;
   const uint64_t buf_bytes = ((uint64_t)nslabs + skip) << SWIOTLB_SLOT_SHIFT;
   phys_addr_t meta_pa, buf_pa;
 
@@ -86,9 +88,12 @@ static struct swiotlb_pool *pool_create(struct swiotlb_mem *mem, uint32_t nslabs
   pool->id = 0;
   pool->areas = (struct swiotlb_area *)(void *)(meta + head);
   pool->slots = (struct swiotlb_slot *)(void *)(meta + head + areas_bytes);
+  pool->area_last_cpu = (uint16_t *)(void *)(meta + head + areas_bytes + slots_bytes);
+  pool->area_lock_handoffs = 0;
   pool->next = NULL;
 
   for (uint32_t a = 0; a < nareas; a++) {
+    pool->area_last_cpu[a] = 0;
     sw_spin_lock_init(&pool->areas[a].lock);
     pool->areas[a].index = 0;
     pool->areas[a].used = 0;
@@ -104,7 +109,7 @@ static struct swiotlb_pool *pool_create(struct swiotlb_mem *mem, uint32_t nslabs
   }
   /* Linux clears the buffer and fills the slot array when it makes a pool;
    * hal_dma_alloc zeroes, so only the time is charged. */
-  charge_copy(mem, buf_bytes + meta_bytes);
+  charge_copy(mem, buf_bytes + meta_bytes - last_bytes); /* the bookkeeping array is not Linux's */
   return pool;
 }
 
@@ -224,6 +229,16 @@ size_t swiotlb_max_mapping_size(uint32_t min_align_mask) {
   return (size_t)(SWIOTLB_MAX_ALLOC - pad);
 }
 
+uint64_t swiotlb_area_lock_handoffs(const struct swiotlb_mem *mem) {
+  uint64_t n = 0;
+  for (const struct swiotlb_pool *pool = mem->pools; pool; pool = pool->next) n += pool->area_lock_handoffs;
+  return n;
+}
+
+void swiotlb_area_lock_handoffs_clear(struct swiotlb_mem *mem) {
+  for (struct swiotlb_pool *pool = mem->pools; pool; pool = pool->next) pool->area_lock_handoffs = 0;
+}
+
 uint32_t swiotlb_pool_used(const struct swiotlb_pool *pool) {
   uint32_t used = 0;
   for (uint32_t a = 0; a < pool->nareas; a++) used += pool->areas[a].used;
@@ -239,6 +254,15 @@ struct search_req {
   uint64_t iotlb_mask; /* and these bits equal to orig's (when orig is not 0) */
   uint64_t stride;     /* slots to skip from an aligned slot that did not fit */
 };
+
+/* Counts a lock acquisition by another CPU than the area's last holder. */
+static void note_area_lock(struct swiotlb_pool *pool, uint32_t area_index) {
+  const uint16_t me = (uint16_t)(hal_cpu_id() + 1);
+  if (pool->area_last_cpu[area_index] != me) {
+    if (pool->area_last_cpu[area_index] != 0) pool->area_lock_handoffs++;
+    pool->area_last_cpu[area_index] = me;
+  }
+}
 
 static inline uint32_t wrap_index(const struct swiotlb_pool *pool, uint64_t index) {
   /* Past the end restarts at 0, not modulo: as Linux, the single steps after
@@ -257,6 +281,7 @@ static int64_t search_pool_area(struct swiotlb_mem *mem, struct swiotlb_pool *po
 
   mem->stats.areas_tried++;
   unsigned flags = sw_spin_lock_irqsave(&area->lock);
+  note_area_lock(pool, area_index);
   if (req->nslots <= pool->area_nslabs - area->used) {
     uint32_t index = area->index;
     for (uint64_t checked = 0; checked < pool->area_nslabs;) {
@@ -498,11 +523,13 @@ struct swiotlb_pool *swiotlb_find_pool(struct swiotlb_mem *mem, phys_addr_t pa) 
 }
 
 static void release_slots(struct swiotlb_mem *mem, struct swiotlb_pool *pool, uint32_t first, uint32_t nslots) {
-  struct swiotlb_area *area = &pool->areas[first / pool->area_nslabs];
+  const uint32_t area_index = first / pool->area_nslabs;
+  struct swiotlb_area *area = &pool->areas[area_index];
   const uint32_t end = first + nslots;
   const uint32_t seg_end = (first / SWIOTLB_SEGSIZE + 1) * SWIOTLB_SEGSIZE;
 
   unsigned flags = sw_spin_lock_irqsave(&area->lock);
+  note_area_lock(pool, area_index);
   /* Merge with the free run after, then extend the runs before, as Linux:
    * `list` is recomputed backwards from the first slot still in use. */
   uint16_t count = (end < seg_end && end < pool->nslabs) ? pool->slots[end].list : 0;

@@ -88,6 +88,13 @@ struct swiotlb_config {
    * Linux does since it stopped leaking stale bounce data on partial device
    * writes. Off: copies follow the direction only. */
   bool bounce_from_device_on_map;
+  /* Linux's swiotlb=force (seed 004's swiotlb=512,4,force): the DMA layer
+   * bounces every element of a scatter-gather list, aligned or not, instead
+   * of only those that do not fill whole granules. Single mappings
+   * (dma_map_single/page) keep the untrusted-device rule: the drivers map
+   * their queues and descriptor pages with them, standing in for coherent
+   * allocations, which Linux never bounces. Read by sw/iommu/dma_iommu.c. */
+  bool force;
 };
 
 /* Per slot, as Linux's io_tlb_slot. */
@@ -116,6 +123,14 @@ struct swiotlb_pool {
   bool transient;
   unsigned id; /* position in mem->pools (0 = default pool); transient pools count separately */
   struct swiotlb_area *areas;
+  /* Per area, 1 + the CPU that took its lock last (0: none yet), and the
+   * pool's count of area-lock acquisitions (searches and releases) by another
+   * CPU than the lock's last holder: each moves the lock's cache line. Plain
+   * bookkeeping, charged no time, kept apart from the areas so that the locks'
+   * layout is Linux's (and out of struct swiotlb_stats, whose size apps'
+   * statics depend on). */
+  uint16_t *area_last_cpu;
+  uint64_t area_lock_handoffs;
   struct swiotlb_slot *slots;
   struct swiotlb_pool *next;
 };
@@ -205,6 +220,12 @@ int swiotlb_grow(struct swiotlb_mem *mem);
 size_t swiotlb_max_mapping_size(uint32_t min_align_mask);
 /* Slots in use in one pool, summed over its areas. */
 uint32_t swiotlb_pool_used(const struct swiotlb_pool *pool);
+/* Area-lock acquisitions by another CPU than the lock's last holder, summed
+ * over the searched pools (transient pools have one area and are not
+ * counted). */
+uint64_t swiotlb_area_lock_handoffs(const struct swiotlb_mem *mem);
+/* Sets those counts to 0 (a measurement's start). */
+void swiotlb_area_lock_handoffs_clear(struct swiotlb_mem *mem);
 
 #ifdef __cplusplus
 }
