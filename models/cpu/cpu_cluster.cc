@@ -398,6 +398,22 @@ double line_transfer_ns(const CpuConfig& cfg, unsigned cpu, uint64_t others, boo
   return cost;
 }
 
+// A structure walked again and again keeps in each cache level the part of
+// its working set that level can hold (a cyclic walk through a cache that is
+// not strictly LRU keeps about that share; strict LRU would keep none). So of
+// the walk's objects, the share beyond the private caches misses them: the
+// share up to the shared cache's size is served there, the rest by memory.
+double walk_miss_ns(const CpuConfig& cfg, uint64_t objects, uint64_t footprint_bytes) {
+  const uint64_t priv = cfg.private_cache_kib * 1024;
+  if (priv == 0 || objects == 0 || footprint_bytes <= priv) return 0.0;
+  const uint64_t shared = cfg.shared_cache_kib * 1024;
+  const uint64_t in_shared = shared > priv ? std::min(footprint_bytes, shared) - priv : 0;
+  const uint64_t in_memory = footprint_bytes - priv - in_shared;
+  return static_cast<double>(objects) *
+         (static_cast<double>(in_shared) * cfg.shared_cache_ns + static_cast<double>(in_memory) * cfg.memory_load_ns) /
+         static_cast<double>(footprint_bytes);
+}
+
 void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
   sync_memory(is_write ? addr : nullptr);
   atomics_.add();

@@ -60,12 +60,29 @@ struct CpuConfig {
   uint64_t cpu_relax_cycles = 10;
   double event_stream_ns = 100000.0;   // periodic WFE wake-up; 0 disables
   uint64_t stack_kib = 1024;           // host stack of each core's thread
+  // Caches as hal_cost_walk sees them (a core re-walking a pointer-linked
+  // structure): what the core's private caches and its share of the shared
+  // cache hold, and the load latency of an object that only the shared cache
+  // or only memory holds. private_cache_kib 0 (default): no cache model, a
+  // walk costs only what its code charges per step.
+  uint64_t private_cache_kib = 0;
+  uint64_t shared_cache_kib = 0;
+  double shared_cache_ns = 0.0;
+  double memory_load_ns = 0.0;
   bool poll_sleep = true;              // CpuCore::poll sleeps between polls that cannot see a change
 };
 
 // The extra cost of an access by `cpu` to a line that the cores in `others`
 // (a bit per core, CoherenceTracker::holders) hold, by where they sit.
 double line_transfer_ns(const CpuConfig& cfg, unsigned cpu, uint64_t others, bool is_write);
+
+// The memory time, beyond cache hits, of one walk over `objects` distinct
+// objects whose working set is `footprint_bytes`, on a structure the core
+// walks again and again (hal_cost_walk): the part of the working set the
+// private caches cannot hold comes from the shared cache while it fits there,
+// the rest from memory, each object charged the latency of where it lives.
+// 0 without a cache model (private_cache_kib 0).
+double walk_miss_ns(const CpuConfig& cfg, uint64_t objects, uint64_t footprint_bytes);
 
 class CpuCluster;
 

@@ -23,6 +23,10 @@ const ParamTable<CpuConfig>& cpu_params() {
     p.add("cpu_relax_cycles", &C::cpu_relax_cycles, 0, 1e6, "cycles", "hal_cpu_relax() in spin loops.");
     p.add("event_stream_ns", &C::event_stream_ns, 0, 1e12, "ns", "Period of the event stream that wakes WFE (Linux uses 100 us); 0 disables it.");
     p.add("poll_sleep", &C::poll_sleep, "true (default): hal_poll32/64 sleep until the polled word can change, and hal_read_poll32 until the device reports a register value that ends the poll, instead of synchronising at every poll, each poll at the plain loop's simulated time, with the same results (docs/architecture.md, \"Polling\" and \"Polling a register\"; far fewer host-side synchronisations, docs/performance.md). false: the plain loop, a wait per poll.");
+    p.add("private_cache_kib", &C::private_cache_kib, 0, 1 << 20, "KiB", "Data a core's private caches hold for a structure software walks again and again (hal_cost_walk, e.g. the IOVA allocator's rbtree): the L2 of a core with a private L2. 0 (default): no cache model, a walk costs only what its code charges per step.");
+    p.add("shared_cache_kib", &C::shared_cache_kib, 0, 1 << 24, "KiB", "Size of the shared cache behind the private ones that such a walk can use (the L3 of the core's die), counting what the private caches hold; 0 or not above private_cache_kib: none, misses go to memory.");
+    p.add("shared_cache_ns", &C::shared_cache_ns, 0, 1e6, "ns", "Extra load latency of an object a walk finds only in the shared cache, beyond a private-cache hit.");
+    p.add("memory_load_ns", &C::memory_load_ns, 0, 1e6, "ns", "Extra load latency of an object a walk finds in no cache: a dependent load from DRAM as the core sees it, beyond a private-cache hit.");
     p.add("stack_kib", &C::stack_kib, 64, 1 << 20, "KiB", "Host stack of each core's thread (sw/ code runs on it).");
     return p;
   }();

@@ -1,5 +1,6 @@
 // The C HAL of sw/hal/hal.h, implemented on the platform's models. Every
 // function runs on the calling core's SystemC thread (CpuCore::current()).
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -143,6 +144,11 @@ void hal_cost(const char* cost_class, uint64_t count) {
     core().fatal(std::string("hal_cost: no cost class \"") + cost_class + "\" in platform.cpu.costs (known: " +
                  h.cost_names() + ")");
   core().advance(h.cost_ps(id) * count);
+}
+
+void hal_cost_walk(uint64_t objects, uint64_t footprint_bytes) {
+  const double ns = smmu_vp::walk_miss_ns(ctx().config().cpu, objects, footprint_bytes);
+  if (ns > 0) core().advance(static_cast<smmu_vp::Ps>(std::llround(ns * static_cast<double>(smmu_vp::kPsPerNs))));
 }
 
 uint32_t hal_load32(const volatile uint32_t* p) { return shared_load(p); }

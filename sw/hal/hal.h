@@ -85,6 +85,14 @@ void hal_cost(const char *cost_class, uint64_t count);
 /* Cost classes resolved once, for hot paths. Returns a handle >= 0, or -1. */
 int hal_cost_lookup(const char *cost_class);
 void hal_cost_id(int handle, uint64_t count);
+/* The cache misses of one walk over `objects` distinct objects whose working
+ * set is `footprint_bytes`, on a structure the code walks again and again
+ * (a search tree, a list): beyond what the core's caches hold
+ * (platform.cpu.private_cache_kib, shared_cache_kib), each object costs the
+ * latency of where it lives (shared_cache_ns, memory_load_ns). Charges
+ * nothing on a platform without a cache model; the walk's own per-step work
+ * is charged apart (hal_cost). */
+void hal_cost_walk(uint64_t objects, uint64_t footprint_bytes);
 
 /* ---- Atomics and barriers on any memory the core can address (DRAM through
  * hal_phys_to_virt, or sw/ statics). Each synchronises local time, then costs

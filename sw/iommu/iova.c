@@ -34,10 +34,25 @@ void iova_charge(int handle, const char *name, uint64_t count) {
 
 void iova_charge_kmem(const struct iova_domain *d) { iova_charge(d->cost_kmem, "kmem_alloc", 1); }
 
+/* One walk's cache misses: it stepped on at most `visits` distinct nodes,
+ * and on no more than the tree holds (an in-order walk steps on each node
+ * about twice). */
+static void charge_walk(const struct iova_domain *d, uint64_t visits) {
+  const uint64_t objects = SW_MIN(visits, d->nodes);
+
+  if (objects != 0)
+    hal_cost_walk(objects, objects * IOVA_NODE_BYTES);
+}
+
 /* Called with the tree lock held, so the walk lengthens the hold time. */
-static void charge_visits(struct iova_domain *d, uint64_t visits) {
+static void charge_steps(struct iova_domain *d, uint64_t visits) {
   d->stats.nodes_visited += visits;
   iova_charge(d->cost_visit, "rbtree_visit", visits);
+}
+
+static void charge_visits(struct iova_domain *d, uint64_t visits) {
+  charge_steps(d, visits);
+  charge_walk(d, visits);
 }
 
 uint64_t iova_order_base_2(uint64_t n) { return n <= 1 ? 0 : sw_fls64(n - 1); }
@@ -229,6 +244,7 @@ static bool tree_insert(struct iova_domain *d, struct iova *iova, struct sw_rb_n
   }
   sw_rb_link_node(&iova->node, parent, link);
   sw_rb_insert_color(&iova->node, &d->root);
+  d->nodes++;
   return true;
 }
 
@@ -323,6 +339,7 @@ static void cached_delete_update(struct iova_domain *d, struct iova *free, uint6
 static void tree_remove(struct iova_domain *d, struct iova *iova, uint64_t *visits) {
   cached_delete_update(d, iova, visits);
   sw_rb_erase(&iova->node, &d->root);
+  d->nodes--;
   d->stats.frees++;
 }
 
@@ -475,13 +492,17 @@ void iova_tree_free_pfns(struct iova_domain *d, const uint64_t *pfns, uint64_t n
   uint64_t visits = 0;
   const unsigned flags = sw_spin_lock_irqsave(&d->lock);
   for (uint64_t i = 0; i < n; i++) {
-    struct iova *iova = tree_find(d, pfns[i], &visits);
-    if (iova == NULL)
-      continue;
-    tree_remove(d, iova, &visits);
-    iova_node_free(d, iova);
+    /* Each lookup descends from the root: a walk of its own. */
+    uint64_t walk = 0;
+    struct iova *iova = tree_find(d, pfns[i], &walk);
+    if (iova != NULL)
+      tree_remove(d, iova, &walk);
+    charge_walk(d, walk);
+    visits += walk;
+    if (iova != NULL)
+      iova_node_free(d, iova);
   }
-  charge_visits(d, visits);
+  charge_steps(d, visits);
   sw_spin_unlock_irqrestore(&d->lock, flags);
 }
 
@@ -513,6 +534,7 @@ int init_iova_domain(struct iova_domain *d, uint64_t granule, uint64_t start_pfn
   d->anchor.pfn_lo = d->anchor.pfn_hi = IOVA_ANCHOR_PFN;
   sw_rb_link_node(&d->anchor.node, NULL, &d->root.node);
   sw_rb_insert_color(&d->anchor.node, &d->root);
+  d->nodes = 1;
   d->cached_node = &d->anchor.node;
   d->cached32_node = &d->anchor.node;
 
@@ -560,6 +582,7 @@ void put_iova_domain(struct iova_domain *d) {
   d->slab_shared_pages = NULL;
   d->slab_shared_free = NULL;
   d->root.node = NULL;
+  d->nodes = 0;
   d->cached_node = NULL;
   d->cached32_node = NULL;
 }

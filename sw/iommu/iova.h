@@ -31,7 +31,13 @@
  * Time: every tree node the code steps on in a search, insert, lookup or
  * cached-node update is charged one "rbtree_visit" (and counted in
  * stats.nodes_visited) while the tree lock is held, so the search length
- * shows in simulated time and in lock hold times. Node and magazine
+ * shows in simulated time and in lock hold times. "rbtree_visit" is a step
+ * whose node is in the core's caches; each walk (one critical section, or one
+ * lookup of a batch) also reports its working set to hal_cost_walk: as many
+ * distinct nodes as it stepped on, at most the tree's size, of
+ * IOVA_NODE_BYTES each, so that on a platform with a cache model a walk too
+ * large for the caches pays for the nodes they cannot hold
+ * (docs/dma-mapping.md, "Cold tree walks"). Node and magazine
  * allocations and frees cost one "kmem_alloc" each. Locks are HAL ticket
  * spinlocks (interrupts masked, as Linux takes them with irqsave).
  *
@@ -62,6 +68,13 @@ extern "C" {
 /* Per-CPU state exists for CPU ids below this (the platform has at most 64
  * cores); a higher id would bypass the rcache. */
 #define IOVA_MAX_CPUS 64u
+/* Bytes a tree node occupies in Linux, for the working set of a walk: struct
+ * iova (an rb_node and two pfns, 40 bytes on 64-bit) comes from a slab cache
+ * created with SLAB_HWCACHE_ALIGN (iova_cache_get, drivers/iommu/iova.c of
+ * the seed's era), and SLUB aligns an object above half a line to a whole
+ * 64-byte line. This allocator's own slab packs its nodes tighter; the cost
+ * follows Linux's layout. */
+#define IOVA_NODE_BYTES 64u
 
 struct iova {
   struct sw_rb_node node;
@@ -151,6 +164,7 @@ struct iova_domain {
 
   int cost_visit; /* hal_cost_lookup handles */
   int cost_kmem;
+  uint64_t nodes; /* in the tree, the anchor included: bounds a walk's working set */
 };
 
 /* granule: a power of two from 512 bytes to 64 KiB (4 KiB gives shift 12).

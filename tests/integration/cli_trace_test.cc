@@ -115,11 +115,15 @@ namespace {
 
 // A scenario replaying `trace` with trace_replay on `cores` and the given
 // app parameters (JSON members, e.g. R"("unmap": 1)").
+// `profile` and `extra_set` (entries of the "set" block, each followed by a
+// comma) name the machine, which should be the recording's for a replay
+// that must issue the same commands in the same order.
 std::string replay_scenario(const fs::path& dir, const std::string& trace, const std::string& cores,
-                            const std::string& params) {
+                            const std::string& params, const std::string& profile = "base.json",
+                            const std::string& extra_set = "") {
   return write_file(dir, "replay.json", std::string(R"({"platform": ")") + SMMU_VP_SOURCE_DIR +
-      R"(/platform/platforms/base.json",
-    "set": {"platform.devices.player0": {"type": "trace_player", "base": "0x10400000", "stream_id": 96, "irq": 0,
+      "/platform/platforms/" + profile + R"(",
+    "set": {)" + extra_set + R"("platform.devices.player0": {"type": "trace_player", "base": "0x10400000", "stream_id": 96, "irq": 0,
                                          "trace": ")" + trace + R"("}},
     "scenario": {"name": "replay", "apps": [{"app": "trace_replay", "cores": )" + cores + R"(, "params": {)" +
       params + R"(}}], "stop": {"max_time_us": 200000}}})");
@@ -139,7 +143,8 @@ std::vector<std::string> commands_and_accesses(const fs::path& trace) {
 }
 
 // One NIC receive queue on one core, strict, the v5.3 policies: a few
-// hundred frames mapped and unmapped one by one.
+// hundred frames mapped and unmapped one by one, on the scenario's machine
+// (one core of the Kunpeng 920 profile), which a replay of it uses too.
 const std::string kNicOneCore = kScenarios + "seed001_iova_1g.json --set scenario.apps.0.params.live_iovas=0" +
                                 " --set scenario.apps.0.params.warmup_us=1000 --set scenario.apps.0.params.duration_us=2000";
 const std::string kNicOneCoreParams =
@@ -170,7 +175,8 @@ TEST(CliTrace, RecordedRunReplaysToTheSameCommandsAndTranslations) {
   plain.erase("wallclock");
   EXPECT_EQ(recorded, plain);
 
-  const std::string scenario = replay_scenario(d, (d / "nic.trace.gz").string(), "[0]", kNicOneCoreParams);
+  const std::string scenario = replay_scenario(d, (d / "nic.trace.gz").string(), "[0]", kNicOneCoreParams,
+                                               "kunpeng920.json", R"("platform.cpu.count": 1, )");
   const Cmd rep = sh("run " + scenario + " --quiet --out " + (d / "rep").string() + " --record-trace " +
                      (d / "replayed.trace").string());
   ASSERT_EQ(rep.exit_code, 0) << rep.out;

@@ -64,5 +64,42 @@ TEST(Timing, HalAccessAndComputeAnnotations) {
   EXPECT_EQ(g_delay_ps, 777000u);
 }
 
+// hal_cost_walk: of a walk's objects, the share of its working set beyond the
+// private caches costs the shared cache's latency up to its size, memory's
+// beyond.
+uint64_t g_walk_ps[4];
+
+int walk_main(void) {
+  static const uint64_t walks[4][2] = {{521, 521 * 64}, {128, 128 * 64}, {10, 640}, {1024, 65536}};
+  for (int i = 0; i < 4; i++) {
+    const uint64_t t0 = hal_now_ps();
+    hal_cost_walk(walks[i][0], walks[i][1]);
+    g_walk_ps[i] = hal_now_ps() - t0;
+  }
+  return 0;
+}
+const hal_app walk_app = {"walk", "times hal_cost_walk", walk_main, nullptr};
+
+TEST(Timing, ColdWalkChargesWhatTheCachesCannotHold) {
+  const TestRun t = run(scenario({{{"app", "walk"}, {"cores", {0}}}}), {&walk_app},
+                        {"platform.cpu.private_cache_kib=8", "platform.cpu.shared_cache_kib=16",
+                         "platform.cpu.shared_cache_ns=20", "platform.cpu.memory_load_ns=100"});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  // 521 nodes: 128 fit the private 8 KiB, 128 more the shared 16 KiB, 265 do not.
+  EXPECT_EQ(g_walk_ps[0], (128u * 20u + 265u * 100u) * 1000u);
+  // Exactly the private caches' size, and far less: all hits.
+  EXPECT_EQ(g_walk_ps[1], 0u);
+  EXPECT_EQ(g_walk_ps[2], 0u);
+  // 1024 objects over 64 KiB: an eighth in the shared cache, three quarters in memory.
+  EXPECT_EQ(g_walk_ps[3], (128u * 20u + 768u * 100u) * 1000u);
+}
+
+TEST(Timing, ColdWalkIsFreeWithoutACacheModel) {
+  const TestRun t = run(scenario({{{"app", "walk"}, {"cores", {0}}}}), {&walk_app},
+                        {"platform.cpu.shared_cache_kib=16", "platform.cpu.memory_load_ns=100"});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  for (uint64_t ps : g_walk_ps) EXPECT_EQ(ps, 0u);
+}
+
 }  // namespace
 }  // namespace smmu_vp::test

@@ -34,6 +34,7 @@ struct State {
   std::map<std::string, uint64_t> cost_cycles = default_cycles();
   std::map<std::string, uint64_t> cost_counts;
   std::vector<std::string> cost_ids;
+  std::vector<Walk> walks;
   std::map<std::string, uint64_t> stats;
   uint64_t random_state = 0x9E3779B97F4A7C15ull;
 };
@@ -79,6 +80,7 @@ uint64_t cost_count(const std::string& cost_class) {
   return it == st().cost_counts.end() ? 0 : it->second;
 }
 void set_cost(const std::string& cost_class, uint64_t cycles_each) { st().cost_cycles[cost_class] = cycles_each; }
+const std::vector<Walk>& walks() { return st().walks; }
 uint64_t stat(const std::string& name) {
   auto it = st().stats.find(name);
   return it == st().stats.end() ? 0 : it->second;
@@ -213,6 +215,8 @@ void hal_cost_id(int handle, uint64_t count) {
   if (handle < 0 || static_cast<size_t>(handle) >= s.cost_ids.size()) fail("unknown cost handle", std::to_string(handle));
   hal_cost(s.cost_ids[static_cast<size_t>(handle)].c_str(), count);
 }
+
+void hal_cost_walk(uint64_t objects, uint64_t footprint_bytes) { st().walks.push_back({objects, footprint_bytes}); }
 
 uint32_t hal_load32(const volatile uint32_t* p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 uint64_t hal_load64(const volatile uint64_t* p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }

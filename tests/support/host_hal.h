@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace smmu_vp::host_hal {
 
@@ -28,6 +29,12 @@ uint64_t cycles();
 // platform's cost table; unknown classes cost 1 cycle and are still counted).
 uint64_t cost_count(const std::string& cost_class);
 void set_cost(const std::string& cost_class, uint64_t cycles_each);
+// One hal_cost_walk() call. The host has no cache model: walks are
+// recorded, not charged.
+struct Walk {
+  uint64_t objects, footprint_bytes;
+};
+const std::vector<Walk>& walks();
 // hal_stat_add counters by name.
 uint64_t stat(const std::string& name);
 // Bytes currently allocated with hal_dma_alloc.

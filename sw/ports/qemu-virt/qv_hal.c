@@ -165,6 +165,10 @@ void hal_cost_id(int handle, uint64_t count) {
   (void)handle;
   (void)count;
 }
+void hal_cost_walk(uint64_t objects, uint64_t footprint_bytes) {
+  (void)objects;
+  (void)footprint_bytes;
+}
 
 /* ---- Atomics: the compiler's, sequentially consistent (LDAXR/STLXR on
  * ARMv8.0, built with -mno-outline-atomics so that nothing calls libgcc). */

@@ -58,6 +58,8 @@ std::string CheckTree(const iova_domain& d) {
     cached_found |= &v->node == d.cached_node;
     cached32_found |= &v->node == d.cached32_node;
   }
+  if (d.nodes != nodes.size())
+    return "node count " + std::to_string(d.nodes) + " but " + std::to_string(nodes.size()) + " in the tree";
   if (!cached_found) return "cached_node is not in the tree";
   if (!cached32_found) return "cached32_node is not in the tree";
   if (d.policy.cache == IOVA_CACHED32_ONLY && d.cached_node != &d.anchor.node)
@@ -302,6 +304,7 @@ struct SeedResult {
   uint64_t pair_visits;
   uint64_t pair_cost_count;  // host HAL's count of "rbtree_visit" charges
   uint64_t build_visits;
+  std::vector<hh::Walk> pair_walks;  // hal_cost_walk calls of the pair: the alloc's, then the free's
 };
 
 class IovaSeed001Test : public IovaTest {
@@ -321,6 +324,7 @@ class IovaSeed001Test : public IovaTest {
     SeedResult r{};
     r.build_visits = d_.stats.nodes_visited;
     const uint64_t v0 = d_.stats.nodes_visited, c0 = Visits();
+    const size_t w0 = hh::walks().size();
     const iova* v = alloc_iova(&d_, 1, limit, true);
     EXPECT_NE(v, nullptr);
     if (v == nullptr) return r;
@@ -330,6 +334,7 @@ class IovaSeed001Test : public IovaTest {
     r.pair_visits = d_.stats.nodes_visited - v0;
     r.free_visits = r.pair_visits - r.alloc_visits;
     r.pair_cost_count = Visits() - c0;
+    r.pair_walks.assign(hh::walks().begin() + static_cast<std::ptrdiff_t>(w0), hh::walks().end());
     EXPECT_EQ(CheckTree(d_), "");
     return r;
   }
@@ -355,6 +360,29 @@ TEST_F(IovaSeed001Test, Cached64NodeMakesItConstant) {
   // What remains is logarithmic: the lowest node's predecessor climb, the
   // lookup on free, each at most a red-black height (2 log2(N) ~ 25 here).
   EXPECT_LT(r.pair_visits, 64u);
+}
+
+// What each walk reports as its working set (hal_cost_walk): the search
+// before 2017 steps on every node twice or so, so its working set is the
+// whole tree (the live IOVAs, the new one and the anchor), a line each; the
+// free's lookup from the root is one node per step.
+TEST_F(IovaSeed001Test, Cached32OnlyWalkReportsTheWholeTreeAsItsWorkingSet) {
+  const SeedResult r = Run(IOVA_CACHED32_ONLY, kLimit48);
+  ASSERT_EQ(r.pair_walks.size(), 2u);
+  const uint64_t tree = kLive + 2;
+  EXPECT_GT(r.alloc_visits, tree);
+  EXPECT_EQ(r.pair_walks[0].objects, tree);
+  EXPECT_EQ(r.pair_walks[0].footprint_bytes, tree * 64);
+  EXPECT_EQ(r.pair_walks[1].objects, r.free_visits);
+  EXPECT_EQ(r.pair_walks[1].footprint_bytes, r.free_visits * 64);
+}
+
+TEST_F(IovaSeed001Test, Cached64NodeWalksReportOnlyTheNodesTheyStepOn) {
+  const SeedResult r = Run(IOVA_CACHED32_AND_64, kLimit48);
+  ASSERT_EQ(r.pair_walks.size(), 2u);
+  EXPECT_EQ(r.pair_walks[0].objects, r.alloc_visits);
+  EXPECT_EQ(r.pair_walks[1].objects, r.free_visits);
+  EXPECT_LT(r.pair_walks[0].objects + r.pair_walks[1].objects, 64u);
 }
 
 // Below 4 GiB both policies have a cached node: the old allocator was only
