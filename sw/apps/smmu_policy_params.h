@@ -12,7 +12,7 @@
 #define SMMU_POLICY_PARAMS                                                                                   \
   {"cmdq", SMMU_POLICY_DEFAULT_CMDQ,                                                                         \
    "SMMU command submission: 0 spinlock (Linux v5.3), 1 lock-free (v5.4), 2 ECMDQs (SMMUv3.3), one per core while the SMMU has enough, else shared.", \
-   2, "spinlock,lockfree,ecmdq"},                                                                            \
+   3, "spinlock,lockfree,ecmdq,lockfree_add"},                                                                            \
   {"sync", SMMU_POLICY_DEFAULT_SYNC, "CMD_SYNC completion: 0 poll, 1 SEV, 2 MSI.", 2, "poll,sev,msi"},       \
   {"sync_wait", SMMU_POLICY_DEFAULT_SYNC_WAIT,                                                               \
    "Between CONS reads of a polled CMD_SYNC (spinlock queue, no WFE): 0 relax, read again at once; 1 udelay_backoff, Linux 4.13 drivers/iommu/arm-smmu-v3.c queue_poll_cons: udelay(d) with d from 1 us doubling, the lock held (reads at 0, 1, 3, 7 ... us).", \

@@ -538,9 +538,9 @@ TEST(Cli, AppParametersTakeTheirValuesNames) {
   EXPECT_EQ(params["sync"], 2);
   const Cmd bad = sh("run " + stress + " --quiet --set scenario.apps.0.params.cmdq=fast --out " + (d / "b").string());
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
-  EXPECT_NE(bad.out.find("one of: spinlock, lockfree, ecmdq"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("one of: spinlock, lockfree, ecmdq, lockfree_add"), std::string::npos) << bad.out;
   const Cmd apps = sh("apps");
-  EXPECT_NE(apps.out.find("Names: spinlock,lockfree,ecmdq."), std::string::npos) << apps.out;
+  EXPECT_NE(apps.out.find("Names: spinlock,lockfree,ecmdq,lockfree_add."), std::string::npos) << apps.out;
 }
 
 // ---- The architect's tables: each runs in full and says what results.md reads from it.

@@ -87,7 +87,7 @@ TEST(NetRx, OutOfRangeParameterIsAConfigurationError) {
     FAIL() << "cmdq = 9 was accepted";
   } catch (const config::ConfigError& e) {
     EXPECT_EQ(e.path(), "/scenario/apps/0/params/cmdq");
-    EXPECT_NE(std::string(e.what()).find("0 to 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("0 to 3"), std::string::npos) << e.what();
   }
 }
 

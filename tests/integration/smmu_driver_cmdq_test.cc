@@ -158,6 +158,14 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"LockfreeMsiSmallQueue", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_MSI, 0,
                            {"platform.smmu.features.cmdqs=2"},
                            true},
+                      // John Garry's v2: one fetch-add claims the slots. The
+                      // tightest ring it allows (two slots per core) and a
+                      // slow SYNC make claims run past cons and wait for room.
+                      Case{"LockfreeAddPoll", SMMU_CMDQ_LOCKFREE_ADD, SMMU_SYNC_POLL, 0, {}},
+                      Case{"LockfreeAddMsi", SMMU_CMDQ_LOCKFREE_ADD, SMMU_SYNC_MSI, 0, {}},
+                      Case{"LockfreeAddMsiSmallQueue", SMMU_CMDQ_LOCKFREE_ADD, SMMU_SYNC_MSI, 0,
+                           {"platform.smmu.features.cmdqs=3", "platform.smmu.cmdq.sync_ns=3000"},
+                           true},
                       Case{"EcmdqPoll", SMMU_CMDQ_ECMDQ, SMMU_SYNC_POLL, 0, {}},
                       Case{"EcmdqMsi", SMMU_CMDQ_ECMDQ, SMMU_SYNC_MSI, 0, {}},
                       // Two queues for four cores: pairs share a queue.
@@ -173,6 +181,14 @@ TEST(SmmuDriverCmdqFallback, EcmdqAbsentFallsBackToLockfree) {
   EXPECT_EQ(g.in_force.sync, SMMU_SYNC_POLL);  // v3.0 has no MSI either
   for (unsigned cpu = 0; cpu < kCores; ++cpu) EXPECT_EQ(g.faulted[cpu], kRounds) << "cpu" << cpu;
   EXPECT_EQ(smmu_commands(t), g_dev.stats.commands);
+}
+
+TEST(SmmuDriverCmdqFallback, FetchAddNeedsTwoSlotsPerCore) {
+  // A 4-entry ring for 4 cores: the fetch-add claims could lap cons twice.
+  const TestRun t = run_case(Case{"", SMMU_CMDQ_LOCKFREE_ADD, SMMU_SYNC_MSI, 0, {"platform.smmu.features.cmdqs=2"}});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(g.in_force.cmdq, SMMU_CMDQ_LOCKFREE);
+  for (unsigned cpu = 0; cpu < kCores; ++cpu) EXPECT_EQ(g.faulted[cpu], kRounds) << "cpu" << cpu;
 }
 
 TEST(SmmuDriverCmdqFallback, ElisionOnlyWithSpinlockAndMsi) {
@@ -197,7 +213,8 @@ TEST_P(SmmuDriverRecovery, IllegalCommandIsSkipped) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, SmmuDriverRecovery,
-                         ::testing::Values(Case{"SpinlockMsi", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_MSI, 0, {}},
+                         ::testing::Values(Case{"LockfreeAddMsi", SMMU_CMDQ_LOCKFREE_ADD, SMMU_SYNC_MSI, 0, {}},
+                                           Case{"SpinlockMsi", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_MSI, 0, {}},
                                            Case{"LockfreePoll", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_POLL, 0, {}},
                                            Case{"LockfreeMsi", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_MSI, 0, {}},
                                            Case{"EcmdqMsi", SMMU_CMDQ_ECMDQ, SMMU_SYNC_MSI, 0, {}}),

@@ -75,7 +75,9 @@ struct smmu_policy smmu_set_policy(struct smmu_device *dev, struct smmu_policy w
   /* Policies change with the queue idle: the previous one's SYNCs are done. */
   if (p.cmdq == SMMU_CMDQ_ECMDQ && (!dev->feat.ecmdq || smmu_ecmdq_enable(dev, hal_cpu_count()) != 0))
     p.cmdq = SMMU_CMDQ_LOCKFREE;
-  if (p.cmdq == SMMU_CMDQ_LOCKFREE && smmu_cmdq_lockfree_init(dev) != 0) p.cmdq = SMMU_CMDQ_SPINLOCK;
+  /* The fetch-add variant needs a ring that holds two commands per core. */
+  if (p.cmdq == SMMU_CMDQ_LOCKFREE_ADD && smmu_cmdq_lockfree_init(dev, true) != 0) p.cmdq = SMMU_CMDQ_LOCKFREE;
+  if (p.cmdq == SMMU_CMDQ_LOCKFREE && smmu_cmdq_lockfree_init(dev, false) != 0) p.cmdq = SMMU_CMDQ_SPINLOCK;
   /* Linux 4.13's delayed CONS polling belongs to its spinlock queue; the
    * lock-free queue and ECMDQs keep their own waits. */
   if (p.sync_wait != SMMU_SYNC_WAIT_RELAX && p.cmdq != SMMU_CMDQ_SPINLOCK) p.sync_wait = SMMU_SYNC_WAIT_RELAX;

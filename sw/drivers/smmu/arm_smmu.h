@@ -55,6 +55,7 @@ enum smmu_cmdq_policy {
   SMMU_CMDQ_SPINLOCK = 0, /* pre-v5.4: one lock per insertion; poll/SEV waits under it */
   SMMU_CMDQ_LOCKFREE = 1, /* v5.4: cmpxchg on {prod, cons}, owner writes PROD, valid bitmap */
   SMMU_CMDQ_ECMDQ = 2,    /* SMMUv3.3: one ECMDQ per core (shared when fewer queues than cores) */
+  SMMU_CMDQ_LOCKFREE_ADD = 3, /* John Garry's v2 (LKML, 2020): one fetch-add claims the slots, no cmpxchg loop */
 };
 /* How a waiter learns its CMD_SYNC completed. */
 enum smmu_sync_policy {
@@ -110,8 +111,12 @@ struct smmu_stats {
  * arm_smmu_cmdq, commit 587e6c10a7ce), each part on its own cache line as
  * Linux keeps it. */
 struct smmu_cmdq_lockfree {
-  /* Software {prod, cons}; bit 31 of prod is the OWNED flag. */
+  /* SMMU_CMDQ_LOCKFREE: software {prod, cons}, bit 31 of prod the OWNED
+   * flag. SMMU_CMDQ_LOCKFREE_ADD: {SYNCs gathered (16 bits), CPUs gathered
+   * (16), prod (32)}, and cons in a word of its own. */
   SMMU_CACHELINE_ALIGNED volatile uint64_t llq;
+  volatile uint32_t cons;
+  uint32_t max_per_issue; /* SMMU_CMDQ_LOCKFREE_ADD: commands one CPU claims at once */
   SMMU_CACHELINE_ALIGNED volatile uint32_t owner_prod;
   /* >= 0: number of SYNC waiters (shared); INT32_MIN: refreshing cons. */
   SMMU_CACHELINE_ALIGNED volatile uint32_t lock;

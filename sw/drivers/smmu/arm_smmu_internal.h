@@ -66,12 +66,22 @@ void smmu_poll_msi_seq(struct smmu_device *dev, const volatile uint32_t *word, u
 
 /* Main command queue (arm_smmu_cmdq.c). */
 int smmu_cmdq_init(struct smmu_device *dev);
-int smmu_cmdq_lockfree_init(struct smmu_device *dev);
+int smmu_cmdq_lockfree_init(struct smmu_device *dev, bool fetch_add);
 /* Skips a command the main queue refused, if GERROR says one was: 1 if this
  * call skipped one, else 0. */
 int smmu_cmdq_skip_error(struct smmu_device *dev);
 int smmu_cmdq_issue_spinlock(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned n, bool sync);
 int smmu_cmdq_issue_lockfree(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned n, bool sync);
+int smmu_cmdq_issue_lockfree_add(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned n, bool sync);
+/* What the queue's insertion paths share (arm_smmu_cmdq.c): one spin of a
+ * wait loop (WFE or relax, a GERROR check every few spins), the error check
+ * for smmu_poll_msi, CONS as read from the SMMU (wrap and index), a wait for
+ * CONS past `slot`, and writing one command into its slot. */
+void smmu_cmdq_wait_step(struct smmu_device *dev, unsigned *spins, int *err, bool wfe);
+void smmu_cmdq_check_error(struct smmu_device *dev, void *arg, int *err);
+uint32_t smmu_cmdq_read_cons(const struct smmu_device *dev);
+uint32_t smmu_cmdq_poll_cons_past(struct smmu_device *dev, uint32_t slot, unsigned *spins, int *err);
+void smmu_cmdq_write_cmd(uint64_t *slot, const uint64_t cmd[2]);
 
 /* ECMDQs (arm_smmu_ecmdq.c). */
 int smmu_ecmdq_enable(struct smmu_device *dev, unsigned cores);
