@@ -98,7 +98,7 @@ static struct idrs read_idrs(void) {
 
 /* ---- smmu_stress under every command-queue and SYNC policy. */
 
-static const char *const cmdq_names[] = {"spinlock", "lockfree", "ecmdq"};
+static const char *const cmdq_names[] = {"spinlock", "lockfree", "ecmdq", "lockfree_add"};
 static const char *const sync_names[] = {"poll", "sev", "msi"};
 
 static void run_stress(const struct idrs *id, uint32_t mask, unsigned cmdq, unsigned sync, unsigned tlbi,
@@ -132,13 +132,13 @@ static void run_stress(const struct idrs *id, uint32_t mask, unsigned cmdq, unsi
            "smmu_stress cmdq=%s sync=%s tlbi=%s pages=%llu on %u core(s): ran as cmdq=%s sync=%s tlbi=%s, %.0f "
            "invalidations, %.0f commands, %.0f SYNCs, %llu us",
            cmdq_names[cmdq], sync_names[sync], tlbi ? "range" : "per_granule", (unsigned long long)pages, cores,
-           got_cmdq >= 0 && got_cmdq < 3 ? cmdq_names[(unsigned)got_cmdq] : "?",
+           got_cmdq >= 0 && got_cmdq < 4 ? cmdq_names[(unsigned)got_cmdq] : "?",
            got_sync >= 0 && got_sync < 3 ? sync_names[(unsigned)got_sync] : "?", got_tlbi > 0 ? "range" : "per_granule",
            invals, cmds, syncs, (unsigned long long)us);
 }
 
 static void check_stress(const struct idrs *id) {
-  for (unsigned cmdq = 0; cmdq < 3; cmdq++)
+  for (unsigned cmdq = 0; cmdq < 4; cmdq++)
     for (unsigned sync = 0; sync < 3; sync++) run_stress(id, 1, cmdq, sync, 0, 1);
   run_stress(id, 1, SMMU_CMDQ_LOCKFREE, SMMU_SYNC_POLL, SMMU_TLBI_RANGE, 37);
   run_stress(id, 1, SMMU_CMDQ_SPINLOCK, SMMU_SYNC_POLL, 0, 100);
@@ -343,6 +343,7 @@ int qv_crosscheck_main(void) {
   if (qv_cpus_online() > 1) {
     check_contention(SMMU_CMDQ_SPINLOCK);
     check_contention(SMMU_CMDQ_LOCKFREE);
+    check_contention(SMMU_CMDQ_LOCKFREE_ADD);
   }
   if (have_edu) check_dma(&edu);
   if (smmu.base) check_cmdq_error();
