@@ -186,6 +186,18 @@ json resolve_document(json doc, const std::string& base_dir, const std::vector<s
   // The same file serves `smmu-vp sweep`, which reads this section; a run
   // takes the base values and ignores it.
   doc.erase("sweep");
+  // `--set platform=NAME` runs the scenario on another profile: it replaces
+  // the platform before it is read, and the scenario's own "set" still
+  // applies on top.
+  std::vector<std::string> rest;
+  for (const auto& o : overrides) {
+    if (o.rfind("platform=", 0) == 0) {
+      apply_override(doc, o);
+      origin.set_by_command_line.push_back("platform");
+    } else {
+      rest.push_back(o);
+    }
+  }
   if (doc.contains("platform") && doc["platform"].is_string()) {
     const std::string named = doc["platform"];
     const Profile profile = load_profile(find_profile(named, base_dir));
@@ -215,7 +227,7 @@ json resolve_document(json doc, const std::string& base_dir, const std::vector<s
       note_platform_change(it.key(), origin.set_by_scenario);
     }
   }
-  for (const auto& o : overrides) {
+  for (const auto& o : rest) {
     apply_override(doc, o);
     note_platform_change(o.substr(0, o.find('=')), origin.set_by_command_line);
   }

@@ -128,6 +128,19 @@ TEST_F(ProfileFiles, AScenarioNamesAProfileAndTheSummaryKnowsWhatItChanged) {
   EXPECT_EQ(rc.smmu.cmdq.sync_ns, 99.0);
 }
 
+TEST_F(ProfileFiles, SetPlatformRunsTheScenarioOnAnotherProfile) {
+  const std::string f = write("s.json", {{"platform", "base"},
+                                         {"set", {{"platform.cpu.count", 2}}},
+                                         {"scenario", {{"name", "s"}}}});
+  const RunConfig rc = load_run_config(f, {"platform=kunpeng920"}, {});
+  EXPECT_EQ(rc.origin.profile, "kunpeng920");
+  EXPECT_EQ(rc.cpu.frequency_mhz, 2600.0);
+  EXPECT_EQ(rc.cpu.count, 2u) << "the scenario's own set still applies";
+  EXPECT_EQ(rc.origin.set_by_command_line, std::vector<std::string>{"platform"});
+  EXPECT_NE(error_of([&] { load_run_config(f, {"platform=no_such_machine"}, {}); }).find("unknown profile"),
+            std::string::npos);
+}
+
 TEST(ShippedProfiles, EveryTimingValueOfEveryProfileHasProvenance) {
   ASSERT_FALSE(profile_names().empty());
   for (const auto& name : profile_names()) {
