@@ -211,6 +211,8 @@ class Target:
         out = []
         for term in self.fig["measure"]["terms"]:
             overrides = point_overrides(term["labels"], axes) if "labels" in term else {}
+            if getattr(self, "platform_override", None):
+                overrides = {"platform": self.platform_override, **overrides}
             out.append((self.path, overrides))
         return out
 
@@ -253,7 +255,7 @@ class Spec:
         return os.path.normpath(os.path.join(self.dir, name))
 
     def check_platform(self, target, where):
-        """A target's scenario must run on the profile being calibrated."""
+        """A target's scenario runs on the profile being calibrated (given its platform by name or file)."""
         named = target.scenario.get("platform")
         if not isinstance(named, str):
             raise InputError(f"{where}: {shown(target.path)} names no profile as its platform")
@@ -261,9 +263,9 @@ class Spec:
             file = Profile(self.cli, named, self.dir, where).file
         else:
             file = os.path.realpath(os.path.join(os.path.dirname(target.path), named))
-        if file != self.profile.file:
-            raise InputError(f"{where}: {shown(target.path)} runs on {shown(file)}, not on the profile being "
-                             f"calibrated ({shown(self.profile.file)}); calibrate with scenarios that name it")
+        # A scenario on another profile runs on this one: --set platform=FILE
+        # replaces its platform, and its own "set" still applies on top.
+        target.platform_override = None if file == self.profile.file else self.profile.file
 
 
 # ---- evaluation ----------------------------------------------------------------
