@@ -208,6 +208,25 @@ TEST(Cli, ProfileCheckAndRunRefuseAValueWithoutProvenance) {
   EXPECT_NE(r.out.find("unknown profile"), std::string::npos) << r.out;
 }
 
+// A result above the wire is a wrong result: a 200 Gbit/s link whose stack
+// drains a warm-up backlog inside the window counts, on each queue, what
+// arrived in the window, at most the link's payload rate (1448 of 1534 wire
+// bytes per frame, preamble and gap included: 188.8 Gbit/s), and says why.
+TEST(CliNic, GoodputNeverExceedsWhatTheWireCarried) {
+  const fs::path d = temp_dir("wire");
+  const Cmd r = sh("run " + kScenarios + "seed001_nic_100g.json --out " + d.string() +
+                   " --set platform.devices.nic0.link_gbps=200 --set platform.dram.bandwidth_gbps=200"
+                   " --set scenario.apps.0.params.unmap=1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json s = read_json(d / "stats.json")["sw"]["net_rx"];
+  const double gbps = s["gbps"].get<double>();
+  EXPECT_LE(gbps, 200.0 * 1448 / 1534);
+  EXPECT_NEAR(gbps, s["arrived_bytes"].get<double>() * 8 / 2e6, 0.5) << "the window is 2 ms";
+  EXPECT_GT(s["backlog_drained_queues"].get<double>(), 0.0) << "the case this guards";
+  EXPECT_LE(s["mpps"].get<double>() * 1448 * 8 / 1000, gbps + 0.01);
+  EXPECT_NE(r.out.find("a backlog from before the window drained"), std::string::npos) << r.out;
+}
+
 
 // --- sweep ------------------------------------------------------------------
 

@@ -148,6 +148,12 @@ typedef void (*nic_rx_deliver_t)(void *ctx, const uint8_t *frame, uint32_t len, 
 unsigned nic_rx_poll(struct nic_queue *q, unsigned budget, nic_rx_deliver_t deliver, void *ctx);
 /* Posts buffers in every free RX slot; returns how many (doorbell included). */
 unsigned nic_rx_refill(struct nic_queue *q);
+/* A measurement, not a driver step (no time is charged): the frames the NIC
+ * has completed on the queue that the driver has not taken yet, whose wire
+ * time is in [from_ns, to_ns); returns how many and adds their bytes to
+ * *bytes. An app counts with it what arrived in a window but was still in
+ * the ring when the window closed. */
+unsigned nic_rx_pending_in(const struct nic_queue *q, uint64_t from_ns, uint64_t to_ns, uint64_t *bytes);
 
 /* TX: slots free for nic_tx_post. */
 uint32_t nic_tx_free(const struct nic_queue *q);

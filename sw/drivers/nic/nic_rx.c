@@ -90,6 +90,22 @@ unsigned nic_rx_poll(struct nic_queue *q, unsigned budget, nic_rx_deliver_t deli
   return done;
 }
 
+unsigned nic_rx_pending_in(const struct nic_queue *q, uint64_t from_ns, uint64_t to_ns, uint64_t *bytes) {
+  const struct nic_ring *r = &q->rx;
+  const uint32_t mask = r->size - 1;
+  unsigned n = 0;
+  /* Plain reads of the descriptors: bookkeeping, not the driver's work. */
+  for (uint32_t slot = r->next_to_clean; slot != r->next_to_use; slot = (slot + 1) & mask) {
+    const struct nic_desc *d = &r->desc[slot];
+    if (!(d->wb_status & NIC_DESC_DD)) break;
+    if ((d->wb_status & (NIC_DESC_ERR_LEN | NIC_DESC_ERR_DMA)) || d->wb_len == 0) continue;
+    if (d->wb_timestamp_ns < from_ns || d->wb_timestamp_ns >= to_ns) continue;
+    *bytes += d->wb_len;
+    n++;
+  }
+  return n;
+}
+
 void nic_ring_release(struct nic_queue *q, struct nic_ring *r, enum dma_data_direction dir) {
   for (uint32_t i = 0; i < r->size; i++) {
     struct nic_buf *b = &r->bufs[i];
