@@ -12,6 +12,7 @@
 #include "dmatrace/dma_trace_recorder.h"
 #include "hal/hal.h"
 #include "hal_backend/hal_context.h"
+#include "invariants.h"
 
 namespace smmu_vp {
 
@@ -267,6 +268,8 @@ nlohmann::json Platform::results_json(const RunResult& r) const {
                      {"busy_ns", c.busy_ns}, {"idle_ns", c.idle_ns}, {"utilisation", c.utilisation}});
   }
   run["cores"] = cores;
+  // Only when there are any: the results of a sound run keep their shape.
+  if (const auto broken = invariant_violations(stats_, cfg_); !broken.empty()) run["invariant_violations"] = broken;
   j["run"] = run;
   j["wallclock"] = {{"note", "host wall-clock figures: the only section that differs between identical runs"},
                     {"elapsed_seconds", r.wall_seconds},

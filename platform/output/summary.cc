@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/device_type.h"
+#include "invariants.h"
 #include "util/human.h"
 
 namespace smmu_vp {
@@ -54,6 +55,8 @@ std::vector<std::string> run_problems(const Platform& p) {
       }
     }
   }
+  // Results that are not physically possible (invariants.h).
+  for (auto& line : invariant_violations(s, p.config())) out.push_back(std::move(line));
   return out;
 }
 

@@ -132,7 +132,7 @@ def micro_table(micro):
     return lines + [""]
 
 
-def write(args, figs, jobs, values, made, studied, factor, failed, runs, wall, micro=()):
+def write(args, figs, jobs, values, made, studied, factor, failed, runs, wall, micro=(), impossible=()):
     lines = ["# Seed figures reproduced", "",
              f"**{band_counts(figs, values)}.** A fitted figure (role `fit`) had a profile value set to "
              "give it, so it is in its band by construction and no evidence for the model; the predicted "
@@ -146,6 +146,11 @@ def write(args, figs, jobs, values, made, studied, factor, failed, runs, wall, m
     lines += summary_table(args, figs, values)
     lines += ["", img(args, ratio_plot(args, figs, values)), ""]
     lines += micro_table(micro)
+    if impossible:
+        lines += ["## Results that are not physically possible", "",
+                  "A run broke a physical invariant (platform/invariants.h): a bug in a model or an app to "
+                  "fix, not a finding (docs/results.md, \"Results that are not physically possible\").", ""]
+        lines += [f"- `{os.path.relpath(p, args.out)}`: {'; '.join(b)}" for p, b in impossible] + [""]
     if failed:
         lines += ["## Failed runs", ""] + [f"- `{command_line(j, args)}`: exit {j.returncode}, log `{j.log}`"
                                             for j in failed] + [""]

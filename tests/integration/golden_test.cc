@@ -58,6 +58,8 @@ TEST_P(Golden, SimulatedResultsAreUnchanged) {
   ASSERT_TRUE(fs::exists(out / "stats.json")) << r.out;
   nlohmann::json got = read_json(out / "stats.json");
   got.erase("wallclock");
+  // Every shipped scenario's results are physically possible (invariants.h).
+  EXPECT_FALSE(got["run"].contains("invariant_violations")) << name << ": " << got["run"]["invariant_violations"].dump();
   const nlohmann::json want = read_json(kGolden / (name + ".json"));
   std::vector<std::string> diffs;
   diff(want, got, "", diffs, 20);

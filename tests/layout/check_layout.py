@@ -6,7 +6,7 @@ things live"):
    so that an include path such as "smmu/smmu.h" names exactly one folder.
 2. The folders of platform/ include each other in one direction only, in the
    order of LAYERS; platform/'s own files (platform.cc, containment,
-   firmware_loader) are the layer "platform".
+   firmware_loader, invariants) are the layer "platform".
 3. models/ includes only models/, and sw/ only sw/ and the register and
    descriptor headers of models/ it shares with the devices.
 4. A header named *_internal.h is private to its folder (the QEMU port, for
@@ -21,7 +21,7 @@ import sys
 ROOTS = ("models", "sw", "platform")
 # Lowest first: a folder may include its own layer and those before it.
 LAYERS = ("util", "config", "dmatrace", "devices", "hal_backend", "platform", "output", "cli")
-PLATFORM_FILES = {"platform.h", "containment.h", "firmware_loader.h"}
+PLATFORM_FILES = {"platform.h", "containment.h", "firmware_loader.h", "invariants.h"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 SOURCES = (".h", ".hpp", ".c", ".cc", ".cpp")
 

@@ -1,0 +1,76 @@
+// Physical invariants of a run's results (invariants.h).
+#include "invariants.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace smmu_vp {
+
+namespace {
+
+// Values a float computation may overshoot a bound by through rounding.
+constexpr double kSlack = 1e-9;
+
+struct Checker {
+  const StatsRegistry& stats;
+  std::vector<std::string> out;
+
+  const double* value(const std::string& path) const { return stats.find_value(path); }
+  uint64_t counter(const std::string& path) const {
+    const Counter* c = stats.find_counter(path);
+    return c ? c->value() : 0;
+  }
+  // `path` (a value) at most `bound`, said as `what` when it is not.
+  void at_most(const std::string& path, double bound, const std::string& what) {
+    const double* v = value(path);
+    if (v && *v > bound * (1 + kSlack) + kSlack)
+      out.push_back(fmt::format("invariant: {} = {:.6g} exceeds {} ({:.6g})", path, *v, what, bound));
+  }
+};
+
+double param(const nlohmann::json& params, const char* name) {
+  return params.contains(name) && params[name].is_number() ? params[name].get<double>() : 0.0;
+}
+
+}  // namespace
+
+std::vector<std::string> invariant_violations(const StatsRegistry& stats, const config::RunConfig& cfg) {
+  Checker c{stats, {}};
+  // Memory: no more than the bus carries.
+  c.at_most("dram.utilization", 1.0, "the whole of the run");
+  c.at_most("dram.bandwidth_gbps", cfg.dram.bandwidth_gbps, "the configured DRAM bandwidth in GB/s");
+  // Cores and apps: busy at most all of the time.
+  for (unsigned i = 0; i < cfg.cpu.count; ++i)
+    c.at_most("cpus.cpu" + std::to_string(i) + ".utilisation", 1.0, "the whole of the run");
+  for (const auto& path : stats.paths())
+    if (path.rfind("sw.", 0) == 0 && path.size() > 16 && path.compare(path.size() - 16, 16, ".cpu_utilisation") == 0)
+      c.at_most(path, 1.0, "the whole of the window");
+  // Devices: no faster than their link or medium, nothing handled that was not offered.
+  double link_gbps = 0, drive_mbps = 0;
+  for (const auto& d : cfg.devices) {
+    const std::string p = d.name + ".";
+    if (d.type == "nic") {
+      const double link = param(d.params, "link_gbps");
+      link_gbps += link;
+      c.at_most(p + "rx_gbps", link, "the link in Gbit/s");
+      c.at_most(p + "tx_gbps", link, "the link in Gbit/s");
+      if (c.counter(p + "rx_packets") > c.counter(p + "rx_offered"))
+        c.out.push_back(fmt::format("invariant: {}rx_packets = {} exceeds the frames offered ({})", p,
+                                    c.counter(p + "rx_packets"), c.counter(p + "rx_offered")));
+    } else if (d.type == "nvme") {
+      const double link_mbps = param(d.params, "pcie_gbps") * 1000 / 8;
+      c.at_most(p + "read_mbps", std::min(param(d.params, "read_mbps"), link_mbps), "the drive's read bandwidth in MB/s");
+      c.at_most(p + "write_mbps", std::min(param(d.params, "write_mbps"), link_mbps),
+                "the drive's write bandwidth in MB/s");
+      drive_mbps += std::max(param(d.params, "read_mbps"), param(d.params, "write_mbps"));
+    }
+  }
+  // Apps: no more than every link or drive of the platform could carry.
+  c.at_most("sw.net_rx.gbps", link_gbps, "every NIC's link in Gbit/s");
+  c.at_most("sw.net_tx.gbps", link_gbps, "every NIC's link in Gbit/s");
+  c.at_most("sw.fio.mbps", drive_mbps, "every drive's bandwidth in MB/s");
+  return c.out;
+}
+
+}  // namespace smmu_vp

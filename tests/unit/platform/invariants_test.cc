@@ -1,0 +1,73 @@
+// invariant_violations (invariants.h): results no machine could produce are
+// named, sound ones pass. Plain C++, no simulation.
+#include "invariants.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace smmu_vp {
+namespace {
+
+config::RunConfig platform_with_a_nic_and_a_drive() {
+  config::RunConfig cfg;
+  cfg.cpu.count = 2;
+  cfg.dram.bandwidth_gbps = 25.6;
+  DeviceConfig nic;
+  nic.name = "nic0";
+  nic.type = "nic";
+  nic.params = {{"link_gbps", 100.0}};
+  DeviceConfig drive;
+  drive.name = "nvme0";
+  drive.type = "nvme";
+  drive.params = {{"read_mbps", 2800.0}, {"write_mbps", 2000.0}, {"pcie_gbps", 31.5}};
+  cfg.devices = {nic, drive};
+  return cfg;
+}
+
+bool names(const std::vector<std::string>& lines, const std::string& what) {
+  for (const auto& l : lines)
+    if (l.find(what) != std::string::npos) return true;
+  return false;
+}
+
+TEST(Invariants, SoundResultsPass) {
+  StatsRegistry s;
+  s.value("dram.utilization") = 0.5;
+  s.value("dram.bandwidth_gbps") = 12.0;
+  s.value("cpus.cpu0.utilisation") = 1.0;
+  s.value("nic0.rx_gbps") = 99.9;
+  s.counter("nic0.rx_offered").add(10);
+  s.counter("nic0.rx_packets").add(10);
+  s.value("nvme0.read_mbps") = 2800.0;
+  s.value("sw.net_rx.gbps") = 94.1;
+  s.value("sw.net_rx.cpu_utilisation") = 0.7;
+  s.value("sw.fio.mbps") = 2700.0;
+  EXPECT_TRUE(invariant_violations(s, platform_with_a_nic_and_a_drive()).empty());
+}
+
+TEST(Invariants, EachImpossibleResultIsNamed) {
+  StatsRegistry s;
+  s.value("dram.utilization") = 1.2;
+  s.value("dram.bandwidth_gbps") = 30.0;
+  s.value("cpus.cpu1.utilisation") = 1.01;
+  s.value("nic0.rx_gbps") = 101.0;
+  s.counter("nic0.rx_offered").add(10);
+  s.counter("nic0.rx_packets").add(11);
+  s.value("nvme0.read_mbps") = 2900.0;
+  s.value("nvme0.write_mbps") = 3000.0;
+  s.value("sw.net_rx.gbps") = 222.7;
+  s.value("sw.net_rx.cpu_utilisation") = 1.5;
+  s.value("sw.fio.mbps") = 9000.0;
+  const auto v = invariant_violations(s, platform_with_a_nic_and_a_drive());
+  for (const char* what : {"dram.utilization", "dram.bandwidth_gbps", "cpus.cpu1.utilisation", "nic0.rx_gbps",
+                           "nic0.rx_packets", "nvme0.read_mbps", "nvme0.write_mbps", "sw.net_rx.gbps",
+                           "sw.net_rx.cpu_utilisation", "sw.fio.mbps"})
+    EXPECT_TRUE(names(v, what)) << what;
+  EXPECT_EQ(v.size(), 10u);
+  EXPECT_TRUE(names(v, "exceeds the link in Gbit/s (100)")) << v[3];
+}
+
+}  // namespace
+}  // namespace smmu_vp
