@@ -138,6 +138,36 @@ static void write_sync(struct smmu_device *dev, uint32_t sync_at) {
   smmu_cmdq_write_cmd(q_slot(&dev->cmdq, sync_at), cmd);
 }
 
+/* Steps 2 and 3 of both insertions: the commands and the SYNC written into
+ * slots [start, end), then marked valid. `take_shared`: a CPU with a SYNC
+ * takes the shared lock itself (v5.4; in the fetch-add variant the owner
+ * takes it for the SYNCs it gathered). Returns the SYNC's slot. */
+static uint32_t write_and_publish(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned n, bool sync,
+                                  uint32_t start, uint32_t end, bool take_shared) {
+  const unsigned log2 = cmdq_log2(dev);
+  for (unsigned i = 0; i < n; i++) smmu_cmdq_write_cmd(q_slot(&dev->cmdq, q_add(log2, start, i)), cmds[i]);
+  const uint32_t sync_at = q_add(log2, start, n);
+  if (sync) {
+    write_sync(dev, sync_at);
+    if (take_shared) shared_lock(dev);
+  }
+  SW_STAT_ADD(dev->stats.commands, n + (sync ? 1u : 0u));
+  if (sync) SW_STAT_ADD(dev->stats.syncs, 1);
+  hal_barrier(HAL_BARRIER_DMB);
+  set_valid(dev, start, end);
+  return sync_at;
+}
+
+/* Step 5 of both: wait for our SYNC; the last waiter to leave publishes the
+ * cons it proved in `cons_word`. */
+static void wait_and_release(struct smmu_device *dev, uint32_t sync_at, volatile uint32_t *cons_word, int *err) {
+  const uint32_t cons = wait_sync_lockfree(dev, sync_at, err);
+  if (!shared_tryunlock(dev)) {
+    hal_store32(cons_word, cons);
+    shared_unlock(dev);
+  }
+}
+
 int smmu_cmdq_issue_lockfree(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned n, bool sync) {
   const unsigned log2 = cmdq_log2(dev);
   const uint32_t total = n + (sync ? 1u : 0u);
@@ -159,19 +189,8 @@ int smmu_cmdq_issue_lockfree(struct smmu_device *dev, const uint64_t (*cmds)[2],
   const uint32_t start = llq_prod(llq) & ~LLQ_OWNED;
   const uint32_t end = llq_prod(head) & ~LLQ_OWNED;
 
-  /* 2. Write our commands; a SYNC in MSI mode signals its own slot. */
-  for (unsigned i = 0; i < n; i++) smmu_cmdq_write_cmd(q_slot(&dev->cmdq, q_add(log2, start, i)), cmds[i]);
-  const uint32_t sync_at = q_add(log2, start, n);
-  if (sync) {
-    write_sync(dev, sync_at);
-    shared_lock(dev);
-  }
-  SW_STAT_ADD(dev->stats.commands, total);
-  if (sync) SW_STAT_ADD(dev->stats.syncs, 1);
-
-  /* 3. Publish them in the valid map. */
-  hal_barrier(HAL_BARRIER_DMB);
-  set_valid(dev, start, end);
+  /* 2-3. Write our commands, then publish them in the valid map. */
+  const uint32_t sync_at = write_and_publish(dev, cmds, n, sync, start, end, true);
 
   /* 4. The owner waits for the previous owner, closes the gather window,
    * waits for every gathered slot to be valid and writes PROD once. */
@@ -185,13 +204,7 @@ int smmu_cmdq_issue_lockfree(struct smmu_device *dev, const uint64_t (*cmds)[2],
   }
 
   /* 5. Wait for our SYNC; the last waiter publishes the cons it proved. */
-  if (sync) {
-    const uint32_t cons = wait_sync_lockfree(dev, sync_at, &err);
-    if (!shared_tryunlock(dev)) {
-      hal_store32(llq_cons_word(dev), cons);
-      shared_unlock(dev);
-    }
-  }
+  if (sync) wait_and_release(dev, sync_at, llq_cons_word(dev), &err);
   return err;
 }
 
@@ -285,16 +298,9 @@ static int issue_add(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigne
   const uint32_t end = q_add(log2, start, total);
   if (!add_has_space(log2, start, hal_load32(&dev->lf.cons), total)) add_wait_for_space(dev, start, total, &err);
 
-  /* 2. Write our commands; a SYNC in MSI mode signals its own slot. */
-  for (unsigned i = 0; i < n; i++) smmu_cmdq_write_cmd(q_slot(&dev->cmdq, q_add(log2, start, i)), cmds[i]);
-  const uint32_t sync_at = q_add(log2, start, n);
-  if (sync) write_sync(dev, sync_at);
-  SW_STAT_ADD(dev->stats.commands, total);
-  if (sync) SW_STAT_ADD(dev->stats.syncs, 1);
-
-  /* 3. Publish them in the valid map. */
-  hal_barrier(HAL_BARRIER_DMB);
-  set_valid(dev, start, end);
+  /* 2-3. Write our commands, then publish them in the valid map (the owner
+   * takes the shared lock for our SYNC). */
+  const uint32_t sync_at = write_and_publish(dev, cmds, n, sync, start, end, false);
 
   /* 4. The owner waits for the previous owner, closes the gather (clearing
    * the counts and prod's bits above the ring), takes the shared lock for
@@ -311,13 +317,7 @@ static int issue_add(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigne
   }
 
   /* 5. Wait for our SYNC; the last waiter publishes the cons it proved. */
-  if (sync) {
-    const uint32_t cons = wait_sync_lockfree(dev, sync_at, &err);
-    if (!shared_tryunlock(dev)) {
-      hal_store32(&dev->lf.cons, cons);
-      shared_unlock(dev);
-    }
-  }
+  if (sync) wait_and_release(dev, sync_at, &dev->lf.cons, &err);
   return err;
 }
 
