@@ -2,6 +2,7 @@
 #include "invariants.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -71,6 +72,26 @@ std::vector<std::string> invariant_violations(const StatsRegistry& stats, const 
   c.at_most("sw.net_tx.gbps", link_gbps, "every NIC's link in Gbit/s");
   c.at_most("sw.fio.mbps", drive_mbps, "every drive's bandwidth in MB/s");
   return c.out;
+}
+
+std::vector<std::string> steady_state_warnings(const StatsRegistry& stats) {
+  static const std::string kFirst = ".window_bytes_first_half", kSecond = ".window_bytes_second_half";
+  std::vector<std::string> out;
+  for (const auto& path : stats.paths()) {
+    if (path.rfind("sw.", 0) != 0 || path.size() <= kFirst.size() ||
+        path.compare(path.size() - kFirst.size(), kFirst.size(), kFirst) != 0)
+      continue;
+    const std::string app = path.substr(0, path.size() - kFirst.size());
+    const Counter* a = stats.find_counter(path);
+    const Counter* b = stats.find_counter(app + kSecond);
+    const double h1 = a ? static_cast<double>(a->value()) : 0.0, h2 = b ? static_cast<double>(b->value()) : 0.0;
+    const double larger = std::max(h1, h2);
+    if (larger > 0 && std::abs(h1 - h2) > kSteadyStateTolerance * larger)
+      out.push_back(fmt::format("{}: the window's halves carried {:.0f} and {:.0f} bytes ({:+.1f} %): not a steady "
+                                "state (a longer warmup_us or duration_us, or a backlog that keeps growing)",
+                                app, h1, h2, 100.0 * (h2 - h1) / larger));
+  }
+  return out;
 }
 
 }  // namespace smmu_vp

@@ -18,4 +18,14 @@ namespace smmu_vp {
 // simulation.
 std::vector<std::string> invariant_violations(const StatsRegistry& stats, const config::RunConfig& cfg);
 
+// How far apart the two halves of an app's measurement window may be (of
+// the larger) before the run is called not steady.
+constexpr double kSteadyStateTolerance = 0.10;
+
+// Apps whose window was not a steady state: the bytes the two halves of the
+// window carried (sw.<app>.window_bytes_first_half / _second_half) differ by
+// more than kSteadyStateTolerance. A warning, not a violation: the result is
+// possible, but a transient (a warm-up too short, a backlog growing).
+std::vector<std::string> steady_state_warnings(const StatsRegistry& stats);
+
 }  // namespace smmu_vp

@@ -270,6 +270,7 @@ nlohmann::json Platform::results_json(const RunResult& r) const {
   run["cores"] = cores;
   // Only when there are any: the results of a sound run keep their shape.
   if (const auto broken = invariant_violations(stats_, cfg_); !broken.empty()) run["invariant_violations"] = broken;
+  if (const auto unsteady = steady_state_warnings(stats_); !unsteady.empty()) run["steady_state_warnings"] = unsteady;
   j["run"] = run;
   j["wallclock"] = {{"note", "host wall-clock figures: the only section that differs between identical runs"},
                     {"elapsed_seconds", r.wall_seconds},

@@ -142,6 +142,10 @@ void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
     os << lines;
   }
 
+  if (const auto unsteady = steady_state_warnings(p.stats()); !unsteady.empty()) {
+    os << "\nwarnings\n";
+    for (const auto& line : unsteady) os << "  " << line << "\n";
+  }
   const std::vector<std::string> problems = run_problems(p);
   if (!problems.empty()) {
     os << "\nproblems\n";

@@ -189,6 +189,10 @@ static void io_done(struct nvme_request *rq) {
     j->ios_done++;
     j->bytes_done += (uint64_t)j->pages * 4096;
     hal_stat_sample("clat_ns", rq->complete_ns - rq->submit_ns);
+    /* The window's two halves, for the steady-state check (invariants.h). */
+    const uint64_t mid = j->window_start_ns + (j->window_end_ns - j->window_start_ns) / 2;
+    hal_stat_add(rq->complete_ns < mid ? "window_bytes_first_half" : "window_bytes_second_half",
+                 (uint64_t)j->pages * 4096);
   }
 }
 

@@ -72,6 +72,9 @@ static void deliver(void *ctx, const uint8_t *frame, uint32_t len, uint64_t wire
     c->me->bytes += payload;
     c->me->packets++;
     hal_stat_sample("latency_ns", now - wire_ns);
+    /* The window's two halves, for the steady-state check (invariants.h). */
+    const uint64_t mid = c->me->window_start_ns + (c->me->window_end_ns - c->me->window_start_ns) / 2;
+    hal_stat_add(now < mid ? "window_bytes_first_half" : "window_bytes_second_half", payload);
   }
   if (wire_ns >= c->me->window_start_ns && wire_ns < c->me->window_end_ns) {
     c->arrived_bytes += payload;

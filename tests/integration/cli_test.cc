@@ -227,6 +227,17 @@ TEST(CliNic, GoodputNeverExceedsWhatTheWireCarried) {
   EXPECT_NE(r.out.find("a backlog from before the window drained"), std::string::npos) << r.out;
 }
 
+// A window that is not a steady state is said in the summary's warnings:
+// seed 001's 1 GbE "before" takes frames in bursts of 64, and its 2 ms
+// window holds five of them, two in one half and three in the other.
+TEST(CliNic, AWindowThatIsNotSteadyIsAWarning) {
+  const fs::path d = temp_dir("unsteady");
+  const Cmd r = sh("run " + kScenarios + "seed001_iova_1g.json --out " + d.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\nwarnings\n  sw.net_rx: the window's halves carried"), std::string::npos) << r.out;
+  EXPECT_TRUE(read_json(d / "stats.json")["run"].contains("steady_state_warnings"));
+}
+
 
 // --- sweep ------------------------------------------------------------------
 

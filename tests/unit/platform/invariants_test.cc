@@ -69,5 +69,23 @@ TEST(Invariants, EachImpossibleResultIsNamed) {
   EXPECT_TRUE(names(v, "exceeds the link in Gbit/s (100)")) << v[3];
 }
 
+TEST(SteadyState, HalvesWithinTheToleranceAreSteady) {
+  StatsRegistry s;
+  s.counter("sw.net_rx.window_bytes_first_half").add(1000);
+  s.counter("sw.net_rx.window_bytes_second_half").add(1090);
+  EXPECT_TRUE(steady_state_warnings(s).empty());
+}
+
+TEST(SteadyState, HalvesFartherApartNameTheApp) {
+  StatsRegistry s;
+  s.counter("sw.fio.window_bytes_first_half").add(1000);
+  s.counter("sw.fio.window_bytes_second_half").add(1200);
+  s.counter("sw.net_rx.window_bytes_first_half").add(500);  // nothing in the second half at all
+  const auto w = steady_state_warnings(s);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_TRUE(names(w, "sw.fio: the window's halves carried 1000 and 1200 bytes (+16.7 %)"));
+  EXPECT_TRUE(names(w, "sw.net_rx:"));
+}
+
 }  // namespace
 }  // namespace smmu_vp
