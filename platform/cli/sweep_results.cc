@@ -152,6 +152,30 @@ LoadedSweep load_sweep(const SweepArgs& a, const std::vector<const hal_app*>& ap
   return sweep;
 }
 
+// The points whose results broke a physical invariant (a bug) or whose
+// window was not a steady state (invariants.h), said on stderr after the table.
+void report_point_checks(const SweepArgs& a, const LoadedSweep& sweep, const std::vector<PointOutcome>& outcomes) {
+  std::string impossible, unsteady;
+  for (size_t p = 0; p < sweep.points.size(); ++p) {
+    if (outcomes[p].kind != PointOutcome::Kind::kOk) continue;
+    json run;
+    try {
+      const fs::path path = stats_path(a, sweep.points[p]);
+      run = parse<json>(config::read_file(path.string()), path.string()).value("run", json::object());
+    } catch (const std::exception&) {
+      continue;  // report_missing said so
+    }
+    const std::string point = sweep.points[p].describe(sweep.spec);
+    for (const auto& line : run.value("invariant_violations", json::array()))
+      impossible += fmt::format("  {}: {}\n", point, line.get<std::string>());
+    for (const auto& line : run.value("steady_state_warnings", json::array()))
+      unsteady += fmt::format("  {}: {}\n", point, line.get<std::string>());
+  }
+  if (!impossible.empty())
+    std::cerr << "sweep: results that are not physically possible (a bug in a model or an app):\n" << impossible;
+  if (!unsteady.empty()) std::cerr << "sweep: warning: windows that were not a steady state:\n" << unsteady;
+}
+
 bool write_results(const SweepArgs& a, const LoadedSweep& sweep, const std::vector<PointOutcome>& outcomes,
                    const ordered_json& wallclock) {
   const std::vector<std::vector<Cell>> cells = collect_cells(a, sweep, outcomes);
@@ -160,6 +184,7 @@ bool write_results(const SweepArgs& a, const LoadedSweep& sweep, const std::vect
   std::cout << render(a.format, table, sweep.spec.title) << std::flush;
   write_file((fs::path(a.out) / "sweep.csv").string(), render_csv(table));
   write_file((fs::path(a.out) / "sweep.json").string(), sweep_json(a, sweep, outcomes, cells, wallclock).dump(2) + "\n");
+  report_point_checks(a, sweep, outcomes);
   return all_found;
 }
 

@@ -238,6 +238,18 @@ TEST(CliNic, AWindowThatIsNotSteadyIsAWarning) {
   EXPECT_TRUE(read_json(d / "stats.json")["run"].contains("steady_state_warnings"));
 }
 
+// A sweep names the points whose window was not a steady state, after its
+// table: the 1 GbE IOVA sweep's allocator-bound "before".
+TEST(CliNic, ASweepNamesItsUnsteadyPoints) {
+  const fs::path d = temp_dir("unsteady-sweep");
+  const Cmd r = sh("sweep " + kScenarios + "seed001_iova_1g.json --out " + d.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto at = r.out.find("sweep: warning: windows that were not a steady state:\n");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sw.net_rx: the window's halves carried", at), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("not physically possible"), std::string::npos) << r.out;
+}
+
 
 // --- sweep ------------------------------------------------------------------
 
