@@ -285,22 +285,23 @@ class Evaluator:
 
     def batch(self, xs):
         """The residual vectors of the parameter vectors xs, running those not yet run in one batch."""
-        todo = {}
+        pending = {}
         for x in xs:
             if self.key(x) not in self.cache:
-                todo.setdefault(self.key(x), x)
-        if todo:
+                pending.setdefault(self.key(x), x)
+        if pending:
             self.batches += 1
+            # Every target's runs, each (scenario, point) once.
+            runs = {(p, json.dumps(o, sort_keys=True)) for t in self.spec.targets for p, o in t.runs()}
             jobs = {}
-            for k, x in todo.items():
-                for path, point in {r for t in self.spec.targets for r in
-                                    [(p, json.dumps(o, sort_keys=True)) for p, o in t.runs()]}:
+            for x in pending.values():
+                for path, point in runs:
                     name = os.path.splitext(os.path.basename(path))[0]
                     job = runner.point_job(self.args.cli, name, path, {**json.loads(point), **self.overrides(x)},
                                            os.path.join(self.work, "runs"))
                     jobs[job.key] = job
             self.run(list(jobs.values()))
-            for k, x in todo.items():
+            for k, x in pending.items():
                 self.cache[k] = self.measure(x)
                 self.count += 1
                 self.progress(x, self.cache[k])

@@ -384,6 +384,8 @@ void CpuCore::catch_up() {
 // for the farthest copy to be given up, a load takes the line from the
 // nearest core that has it.
 double line_transfer_ns(const CpuConfig& cfg, unsigned cpu, uint64_t others, bool is_write) {
+  // One cluster holds every core (the default): no holder to look at.
+  if (cfg.cluster_cores >= cfg.count) return cfg.cacheline_transfer_ns;
   auto cost_from = [&](unsigned other) {
     if (other / cfg.cluster_cores == cpu / cfg.cluster_cores) return cfg.cacheline_transfer_ns;
     if (other / cfg.die_cores == cpu / cfg.die_cores) return cfg.cacheline_transfer_die_ns;

@@ -39,7 +39,9 @@ std::vector<json> check_points(const LoadedSweep& sweep, const json& base, const
 
 fs::path stats_path(const SweepArgs& a, const SweepPoint& pt) { return fs::path(a.out) / pt.dir_name / "stats.json"; }
 
-std::vector<Cell> point_cells(const SweepSpec& spec, const fs::path& stats_path, const PointOutcome& o) {
+// The point's cells; `run` receives its stats.json's "run" section (the
+// point checks read it), left empty when there is none.
+std::vector<Cell> point_cells(const SweepSpec& spec, const fs::path& stats_path, const PointOutcome& o, json& run) {
   std::vector<Cell> row(spec.columns.size());
   if (o.kind == PointOutcome::Kind::kUnfinished) {
     for (Cell& c : row) c = {Cell::Kind::kUnfinished, 0, o.status};
@@ -54,14 +56,16 @@ std::vector<Cell> point_cells(const SweepSpec& spec, const fs::path& stats_path,
     return row;
   }
   for (size_t c = 0; c < spec.columns.size(); ++c) row[c] = column_cell(spec.columns[c], stats);
+  run = stats.value("run", json::object());
   return row;
 }
 
 std::vector<std::vector<Cell>> collect_cells(const SweepArgs& a, const LoadedSweep& sweep,
-                                             const std::vector<PointOutcome>& outcomes) {
+                                             const std::vector<PointOutcome>& outcomes, std::vector<json>& runs) {
   std::vector<std::vector<Cell>> cells;
+  runs.assign(sweep.points.size(), json::object());
   for (size_t p = 0; p < sweep.points.size(); ++p)
-    cells.push_back(point_cells(sweep.spec, stats_path(a, sweep.points[p]), outcomes[p]));
+    cells.push_back(point_cells(sweep.spec, stats_path(a, sweep.points[p]), outcomes[p], runs[p]));
   return cells;
 }
 
@@ -154,17 +158,10 @@ LoadedSweep load_sweep(const SweepArgs& a, const std::vector<const hal_app*>& ap
 
 // The points whose results broke a physical invariant (a bug) or whose
 // window was not a steady state (invariants.h), said on stderr after the table.
-void report_point_checks(const SweepArgs& a, const LoadedSweep& sweep, const std::vector<PointOutcome>& outcomes) {
+void report_point_checks(const LoadedSweep& sweep, const std::vector<json>& runs) {
   std::string impossible, unsteady;
   for (size_t p = 0; p < sweep.points.size(); ++p) {
-    if (outcomes[p].kind != PointOutcome::Kind::kOk) continue;
-    json run;
-    try {
-      const fs::path path = stats_path(a, sweep.points[p]);
-      run = parse<json>(config::read_file(path.string()), path.string()).value("run", json::object());
-    } catch (const std::exception&) {
-      continue;  // report_missing said so
-    }
+    const json& run = runs[p];
     const std::string point = sweep.points[p].describe(sweep.spec);
     for (const auto& line : run.value("invariant_violations", json::array()))
       impossible += fmt::format("  {}: {}\n", point, line.get<std::string>());
@@ -178,13 +175,14 @@ void report_point_checks(const SweepArgs& a, const LoadedSweep& sweep, const std
 
 bool write_results(const SweepArgs& a, const LoadedSweep& sweep, const std::vector<PointOutcome>& outcomes,
                    const ordered_json& wallclock) {
-  const std::vector<std::vector<Cell>> cells = collect_cells(a, sweep, outcomes);
+  std::vector<json> runs;
+  const std::vector<std::vector<Cell>> cells = collect_cells(a, sweep, outcomes, runs);
   const bool all_found = report_missing(a, sweep, cells);
   const Table table = make_table(sweep.spec, sweep.points, cells);
   std::cout << render(a.format, table, sweep.spec.title) << std::flush;
   write_file((fs::path(a.out) / "sweep.csv").string(), render_csv(table));
   write_file((fs::path(a.out) / "sweep.json").string(), sweep_json(a, sweep, outcomes, cells, wallclock).dump(2) + "\n");
-  report_point_checks(a, sweep, outcomes);
+  report_point_checks(sweep, runs);
   return all_found;
 }
 

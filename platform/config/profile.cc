@@ -136,7 +136,6 @@ void walk(const Profile& p, const Node& node, const json& value, const std::stri
           const std::string type = it.value().value("type", "");
           auto var = v.variants.find(type);
           if (var == v.variants.end()) continue;
-          all.insert("device_types." + type);
           walk(p, *var->second, it.value(), "devices." + it.key(), "device_types." + type, rows, all);
         }
         return;

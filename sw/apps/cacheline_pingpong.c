@@ -24,6 +24,8 @@ static int pingpong_main(void) {
   const uint64_t t0 = hal_now_ns();
   for (uint64_t i = 0; i < round_trips; i++) {
     const uint32_t want = me == 0 ? 0u : 1u;
+    /* Spin with CAS, as the matrices' benchmark does: each failed attempt
+     * takes the line too. */
     while (hal_cmpxchg32(&line_word, want, want ^ 1u) != want) {
     }
   }

@@ -114,6 +114,7 @@ TEST(Coherence, ManyLinesKeepTheirHolders) {
 // write waits for the farthest copy, a load takes the nearest one.
 TEST(LineTransfer, CostFollowsTheTopology) {
   CpuConfig cfg;
+  cfg.count = 64;
   cfg.cluster_cores = 4;
   cfg.die_cores = 32;
   cfg.cacheline_transfer_ns = 30;
