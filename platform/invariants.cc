@@ -12,6 +12,13 @@ namespace {
 
 // Values a float computation may overshoot a bound by through rounding.
 constexpr double kSlack = 1e-9;
+// An app's throughput is read from the cores' completion times, whose
+// handling (interrupts, the completion path) varies by up to microseconds at
+// the window's edges: over a window of milliseconds that moves it by parts
+// per million (1.3 ppm at seed 001's drive-bound fio points). Bounds on apps
+// allow 10 ppm; a whole request counted at an edge (1800 ppm there) is
+// still caught.
+constexpr double kAppSlack = 1e-5;
 
 struct Checker {
   const StatsRegistry& stats;
@@ -23,9 +30,9 @@ struct Checker {
     return c ? c->value() : 0;
   }
   // `path` (a value) at most `bound`, said as `what` when it is not.
-  void at_most(const std::string& path, double bound, const std::string& what) {
+  void at_most(const std::string& path, double bound, const std::string& what, double slack = kSlack) {
     const double* v = value(path);
-    if (v && *v > bound * (1 + kSlack) + kSlack)
+    if (v && *v > bound * (1 + slack) + kSlack)
       out.push_back(fmt::format("invariant: {} = {:.6g} exceeds {} ({:.6g})", path, *v, what, bound));
   }
 };
@@ -68,9 +75,9 @@ std::vector<std::string> invariant_violations(const StatsRegistry& stats, const 
     }
   }
   // Apps: no more than every link or drive of the platform could carry.
-  c.at_most("sw.net_rx.gbps", link_gbps, "every NIC's link in Gbit/s");
-  c.at_most("sw.net_tx.gbps", link_gbps, "every NIC's link in Gbit/s");
-  c.at_most("sw.fio.mbps", drive_mbps, "every drive's bandwidth in MB/s");
+  c.at_most("sw.net_rx.gbps", link_gbps, "every NIC's link in Gbit/s", kAppSlack);
+  c.at_most("sw.net_tx.gbps", link_gbps, "every NIC's link in Gbit/s", kAppSlack);
+  c.at_most("sw.fio.mbps", drive_mbps, "every drive's bandwidth in MB/s", kAppSlack);
   return c.out;
 }
 

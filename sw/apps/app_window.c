@@ -14,3 +14,14 @@ uint64_t app_wfe_in_window(uint64_t start_ns, uint64_t end_ns) {
 double app_busy_cores(unsigned cores, uint64_t window_ns, uint64_t idle_ns) {
   return (double)((uint64_t)cores * window_ns - idle_ns) / (double)window_ns;
 }
+
+uint64_t app_window_share(uint64_t bytes, uint64_t from_ns, uint64_t to_ns, uint64_t start_ns, uint64_t end_ns) {
+  const uint64_t a = from_ns > start_ns ? from_ns : start_ns;
+  const uint64_t b = to_ns < end_ns ? to_ns : end_ns;
+  if (to_ns <= from_ns) return to_ns >= start_ns && to_ns < end_ns ? bytes : 0; /* no life: by completion */
+  if (b <= a) return 0;
+  /* bytes <= 4 MiB and a life of under 2^40 ns keep the product in 64 bits. */
+  const uint64_t life = to_ns - from_ns;
+  if (life >= (1ull << 40)) return (uint64_t)((double)bytes * (double)(b - a) / (double)life);
+  return bytes * (b - a) / life;
+}

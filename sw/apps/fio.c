@@ -55,6 +55,7 @@ struct fio_job {
   unsigned depth, pages;
   uint64_t region_lba, region_blocks, next_lba; /* this job's LBAs */
   uint64_t window_start_ns, window_end_ns, idle_ns;
+  uint64_t last_complete_ns; /* of this job's requests, for the window's credit */
   uint64_t ios_done, bytes_done, errors, verify_errors;
   bool verify;
   uint64_t io_cycles, completion_cycles;
@@ -185,14 +186,23 @@ static void io_done(struct nvme_request *rq) {
         }
     }
   }
-  if (rq->complete_ns >= j->window_start_ns && rq->complete_ns < j->window_end_ns) {
+  /* Throughput credits each request over the time since the job's previous
+   * completion (app_window.h), so the window never takes credit for work
+   * done before it; latency samples the requests completed in it, as fio
+   * does. */
+  const uint64_t bytes = (uint64_t)j->pages * 4096;
+  const uint64_t ws = j->window_start_ns, we = j->window_end_ns, mid = ws + (we - ws) / 2;
+  const uint64_t from = rq->submit_ns > j->last_complete_ns ? rq->submit_ns : j->last_complete_ns;
+  const uint64_t first = app_window_share(bytes, from, rq->complete_ns, ws, mid);
+  const uint64_t second = app_window_share(bytes, from, rq->complete_ns, mid, we);
+  if (rq->complete_ns > j->last_complete_ns) j->last_complete_ns = rq->complete_ns;
+  j->bytes_done += first + second;
+  /* The window's two halves, for the steady-state check (invariants.h). */
+  if (first) hal_stat_add("window_bytes_first_half", first);
+  if (second) hal_stat_add("window_bytes_second_half", second);
+  if (rq->complete_ns >= ws && rq->complete_ns < we) {
     j->ios_done++;
-    j->bytes_done += (uint64_t)j->pages * 4096;
     hal_stat_sample("clat_ns", rq->complete_ns - rq->submit_ns);
-    /* The window's two halves, for the steady-state check (invariants.h). */
-    const uint64_t mid = j->window_start_ns + (j->window_end_ns - j->window_start_ns) / 2;
-    hal_stat_add(rq->complete_ns < mid ? "window_bytes_first_half" : "window_bytes_second_half",
-                 (uint64_t)j->pages * 4096);
   }
 }
 
@@ -360,7 +370,10 @@ static void report(const struct fio_job *j, uint64_t idle_ns) {
   const uint64_t window = window_end - window_start;
   const double seconds = (double)window / 1e9;
   const double busy = app_busy_cores(hal_app_cores(), window, sum_idle);
-  hal_stat_set("iops", (double)sum_ios / seconds);
+  /* Requests all have bs bytes: IOPS follows from the bytes' shares. */
+  const double iops = (double)sum_bytes / (double)hal_param("bs") / seconds;
+  hal_stat_set("iops", iops);
+  hal_stat_set("ios_completed", (double)sum_ios);
   hal_stat_set("mbps", (double)sum_bytes / seconds / 1e6);
   hal_stat_set("busy_cores", busy);
   hal_stat_set("cpu_utilisation", busy / hal_app_cores());
@@ -377,7 +390,7 @@ static void report(const struct fio_job *j, uint64_t idle_ns) {
   if (hal_param("bounce")) report_bounce();
   hal_log(HAL_LOG_INFO, "fio: %.0f IOPS, %.1f MB/s over %.3f ms, %u job(s) on %u drive(s), bs %llu, iodepth %llu; "
           "CPU %.1f%% (%.2f busy cores); %llu errors",
-          (double)sum_ios / seconds, (double)sum_bytes / seconds / 1e6, (double)window / 1e6, njobs(), drives(),
+          iops, (double)sum_bytes / seconds / 1e6, (double)window / 1e6, njobs(), drives(),
           (unsigned long long)hal_param("bs"), (unsigned long long)hal_param("iodepth"), 100.0 * busy / hal_app_cores(),
           busy, (unsigned long long)sum_errors);
 }

@@ -69,6 +69,20 @@ TEST(Invariants, EachImpossibleResultIsNamed) {
   EXPECT_TRUE(names(v, "exceeds the link in Gbit/s (100)")) << v[3];
 }
 
+// An app's throughput is read from completion times that jitter at the
+// window's edges by parts per million; a whole request too many is not.
+TEST(Invariants, AppThroughputAllowsEdgeJitterButNotAWholeRequest) {
+  StatsRegistry jitter;
+  jitter.value("sw.fio.mbps") = 2800.015;  // 5 ppm over the drive
+  EXPECT_TRUE(invariant_violations(jitter, platform_with_a_nic_and_a_drive()).empty());
+  StatsRegistry whole;
+  whole.value("sw.fio.mbps") = 2800.0 * 108 / 107;  // 107 requests' time, 108 counted
+  EXPECT_TRUE(names(invariant_violations(whole, platform_with_a_nic_and_a_drive()), "sw.fio.mbps"));
+  StatsRegistry device;
+  device.value("nvme0.read_mbps") = 2800.015;  // a device's own count has no such excuse
+  EXPECT_TRUE(names(invariant_violations(device, platform_with_a_nic_and_a_drive()), "nvme0.read_mbps"));
+}
+
 TEST(SteadyState, HalvesWithinTheToleranceAreSteady) {
   StatsRegistry s;
   s.counter("sw.net_rx.window_bytes_first_half").add(1000);
