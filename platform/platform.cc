@@ -12,6 +12,7 @@
 #include "dmatrace/dma_trace_recorder.h"
 #include "hal/hal.h"
 #include "hal_backend/hal_context.h"
+#include "bounds.h"
 #include "invariants.h"
 
 namespace smmu_vp {
@@ -250,6 +251,7 @@ void Platform::finalize_stats(Ps end) {
   dram_->core().finalize(end);
   intc_->finalize();
   cpus_->finalize(end);
+  if (smmu_) smmu_->finalize(end);
   for (auto& d : devices_) d->finalize();
 }
 
@@ -271,6 +273,12 @@ nlohmann::json Platform::results_json(const RunResult& r) const {
   // Only when there are any: the results of a sound run keep their shape.
   if (const auto broken = invariant_violations(stats_, cfg_); !broken.empty()) run["invariant_violations"] = broken;
   if (const auto unsteady = steady_state_warnings(stats_); !unsteady.empty()) run["steady_state_warnings"] = unsteady;
+  // What bounded it (bounds.h): every resource's share, and those at 90 % or more.
+  const std::vector<ResourceUse> use = resource_use(stats_, cfg_);
+  nlohmann::json shares = nlohmann::json::object();
+  for (const auto& u : use) shares[u.resource] = u.share;
+  run["resource_use"] = shares;
+  run["bound"] = bounds(use);
   j["run"] = run;
   j["wallclock"] = {{"note", "host wall-clock figures: the only section that differs between identical runs"},
                     {"elapsed_seconds", r.wall_seconds},

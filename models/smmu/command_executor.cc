@@ -67,6 +67,7 @@ CommandExecutor::CommandExecutor(Translator& translator, const SmmuFeatures& fea
     inv_walk_cache_ = &stats_->counter(prefix_ + ".invalidated.walk_cache");
     inv_config_ = &stats_->counter(prefix_ + ".invalidated.config_cache");
     per_command_ = &stats_->histogram(prefix_ + ".invalidated_per_command", "entries", 1.0);
+    if (!translator_.tbus().empty()) inv_tbu_tlb_ = &stats_->counter(prefix_ + ".invalidated.tbu_tlb");
   }
 }
 
@@ -76,7 +77,9 @@ void CommandExecutor::on_every_tlb(ExecResult& r, Fn fn) {
   translator_.for_each_tlb([&](Tlb& t) {
     const size_t n = fn(t);
     r.tlb_entries += n;
-    if (&t != main) r.micro_tlb_entries += n;
+    if (&t == main) return;
+    if (translator_.in_tbu(t)) r.tbu_tlb_entries += n;
+    else r.micro_tlb_entries += n;
   });
 }
 
@@ -227,9 +230,14 @@ ExecResult CommandExecutor::execute(const Command& c) {
       r.sync = true;
       break;
   }
+  // A distributed SMMU's TCU sends every invalidation on to every TBU.
+  if (r.cls == CommandClass::kCfgi || r.cls == CommandClass::kTlbi || r.cls == CommandClass::kTlbiRange)
+    translator_.broadcast_invalidation(r.cls == CommandClass::kCfgi);
   count(c, r);
   return r;
 }
+
+void CommandExecutor::sync_tbus() { translator_.broadcast_sync(); }
 
 void CommandExecutor::count(const Command& c, const ExecResult& r) {
   if (!stats_) return;
@@ -238,6 +246,7 @@ void CommandExecutor::count(const Command& c, const ExecResult& r) {
   executed->add();
   inv_tlb_->add(r.tlb_entries);
   inv_micro_tlb_->add(r.micro_tlb_entries);
+  if (inv_tbu_tlb_) inv_tbu_tlb_->add(r.tbu_tlb_entries);
   inv_walk_cache_->add(r.walk_cache_entries);
   inv_config_->add(r.config_entries);
   if (r.cls == CommandClass::kCfgi || r.cls == CommandClass::kTlbi || r.cls == CommandClass::kTlbiRange)

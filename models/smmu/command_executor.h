@@ -69,8 +69,10 @@
 //   RESUME, STALL_TERM           no effect; never legal here (no stall model).
 //   CMD_SYNC                     no effect here: ExecResult::sync is set and
 //                                the consumer completes it (4.7.3).
-// Every TLB is reached: the main TLB and each micro-TLB
-// (Translator::for_each_tlb).
+// Every TLB is reached: the main TLB, each micro-TLB and each TBU's TLBs
+// (Translator::for_each_tlb); with TBUs, every CFGI_* and TLBI_* is also
+// broadcast to them (Translator::broadcast_invalidation: CFGI_* make them
+// forget their streams' contexts).
 //
 // execute() expects a command that decode_command accepted for the same
 // SmmuFeatures; it does not check legality again.
@@ -117,6 +119,7 @@ struct ExecResult {
   bool sync = false;              // a CMD_SYNC: the consumer completes it
   size_t tlb_entries = 0;         // TLB entries removed, main TLB and micro-TLBs together
   size_t micro_tlb_entries = 0;   // ... of which from micro-TLBs
+  size_t tbu_tlb_entries = 0;     // ... of which from TBUs' TLBs (tbu.h)
   size_t walk_cache_entries = 0;  // walk cache entries removed
   size_t config_entries = 0;      // STEs and CDs removed from the configuration cache
   size_t invalidated() const { return tlb_entries + walk_cache_entries + config_entries; }
@@ -139,6 +142,8 @@ class CommandExecutor {
   // Applies the command's architected effect on the caches (see the file
   // comment) and says what it removed.
   ExecResult execute(const Command& cmd);
+  // A CMD_SYNC reaching every TBU of a distributed SMMU (counted there).
+  void sync_tbus();
 
  private:
   // Runs `fn` on every TLB (main first); counts into r.
@@ -159,6 +164,7 @@ class CommandExecutor {
   std::array<Counter*, 256> executed_{};
   Counter* inv_tlb_ = nullptr;
   Counter* inv_micro_tlb_ = nullptr;
+  Counter* inv_tbu_tlb_ = nullptr;  // only with TBUs
   Counter* inv_walk_cache_ = nullptr;
   Counter* inv_config_ = nullptr;
   Histogram* per_command_ = nullptr;

@@ -66,16 +66,18 @@ void CommandQueueConsumer::sync_ahead() {
 }
 
 Ps CommandQueueConsumer::cost_of(const ExecResult& r) const {
-  // A scan costs per entry of the main TLB; micro-TLB copies go with it.
-  const double scanned = static_cast<double>(r.tlb_entries - r.micro_tlb_entries);
+  // A scan costs per entry of the main TLB; micro-TLB copies go with it,
+  // and each TBU scans its own in parallel, within the DTI round.
+  const double scanned = static_cast<double>(r.tlb_entries - r.micro_tlb_entries - r.tbu_tlb_entries);
+  const double tbus = timing_.tbu_round_ns();  // 0 without TBUs
   switch (r.cls) {
-    case CommandClass::kCfgi: return ns_to_ps(timing_.cfgi_ns);
+    case CommandClass::kCfgi: return ns_to_ps(timing_.cfgi_ns + tbus);
     case CommandClass::kTlbi: {
       const double base = r.whole_context && timing_.tlbi_context_ns > 0 ? timing_.tlbi_context_ns : timing_.tlbi_ns;
-      return ns_to_ps(base + timing_.tlbi_per_entry_ns * scanned);
+      return ns_to_ps(base + timing_.tlbi_per_entry_ns * scanned + tbus);
     }
     case CommandClass::kTlbiRange:
-      return ns_to_ps(timing_.tlbi_range_ns + timing_.tlbi_per_entry_ns * scanned);
+      return ns_to_ps(timing_.tlbi_range_ns + timing_.tlbi_per_entry_ns * scanned + tbus);
     case CommandClass::kPrefetch: return ns_to_ps(timing_.prefetch_ns);
     case CommandClass::kSync: return ns_to_ps(timing_.sync_ns);
     default: return ns_to_ps(timing_.other_ns);
@@ -112,6 +114,11 @@ void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
   Ps done = std::max(now, last_completion_);
   if (hooks_.translations_drained) done = std::max(done, hooks_.translations_drained(now));
   done += ns_to_ps(timing_.sync_ns);
+  if (timing_.tbus && invalidated_since_sync_) {
+    done += ns_to_ps(timing_.tbu_round_ns());  // a DTI sync to every TBU
+    executor_.sync_tbus();
+    invalidated_since_sync_ = false;
+  }
   // A real wait: what follows (the MSI write, an interrupt) wakes others.
   sc_core::wait(rank_.until(done));
   publish_cons(regs_.cons().advanced().value());
@@ -190,6 +197,8 @@ void CommandQueueConsumer::consume() {
       // The effect on the caches is immediate; the lane says when the
       // command has completed, which is what a later SYNC waits for.
       const ExecResult r = executor_.execute(d.command);
+      if (r.cls == CommandClass::kCfgi || r.cls == CommandClass::kTlbi || r.cls == CommandClass::kTlbiRange)
+        invalidated_since_sync_ = true;
       const Resource::Grant g = lanes_.reserve(now(), cost_of(r));
       last_completion_ = std::max(last_completion_, g.end);
       latency_.record(g.end - issued);

@@ -60,6 +60,18 @@ struct CommandQueueTiming {
   double prefetch_ns = 5.0;        // PREFETCH_*
   double other_ns = 10.0;          // ATC_INV and the rest
   unsigned lanes = 1;              // commands executing at once
+  // Not parameters of their own: the SMMU sets them from its TBUs (tbu.h).
+  // With TBUs, the TCU sends every CFGI_* and TLBI_* to each TBU as a DTI
+  // message (dti_message_ns each) and holds it until the last
+  // acknowledgement is back (2 x dti_latency_ns): a TBU grants the TCU one
+  // invalidation at a time (Arm CoreLink MMU-700 TRM, 101542). A CMD_SYNC
+  // after such commands does the same with a DTI sync; one with no
+  // invalidation since the last completes without.
+  unsigned tbus = 0;
+  double dti_message_ns = 0.0;
+  double dti_latency_ns = 0.0;
+  // The round of DTI messages to every TBU and back.
+  double tbu_round_ns() const { return tbus ? tbus * dti_message_ns + 2 * dti_latency_ns : 0.0; }
 };
 
 class CommandQueueConsumer : public sc_core::sc_module {
@@ -130,6 +142,7 @@ class CommandQueueConsumer : public sc_core::sc_module {
   Ps ahead_ = 0;   // the consumer's own time, when ahead of the kernel's
   Resource& lanes_;
   Ps last_completion_ = 0;
+  bool invalidated_since_sync_ = false;  // a CFGI or TLBI went to the TBUs since the last CMD_SYNC
   std::vector<Ps> issued_at_;  // per queue slot: when PROD made it visible
   std::vector<uint64_t> fetch_buffer_;  // the commands of the current fetch
   Counter& fetches_;

@@ -107,6 +107,16 @@ class Smmu::EcmdqQueueRegs : public CommandQueueRegs {
 
 namespace {
 std::string stat(const sc_core::sc_module& m, const char* leaf) { return std::string(m.basename()) + "." + leaf; }
+// The command queues' timing, with the DTI round to the TBUs (if any).
+CommandQueueTiming cmdq_timing(const SmmuConfig& cfg) {
+  CommandQueueTiming t = cfg.cmdq;
+  const DistributedConfig& d = cfg.translation.distributed;
+  t.tbus = static_cast<unsigned>(d.tbus.size());
+  t.dti_message_ns = d.dti.message_ns;
+  t.dti_latency_ns = d.dti.latency_ns;
+  return t;
+}
+
 }  // namespace
 
 Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, IrqSink* irq, StatsRegistry& stats,
@@ -156,13 +166,13 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, IrqSink* irq, St
   };
   cmdq_regs_ = std::make_unique<MainCmdqRegs>(regfile_, sfm_);
   cmdq_ = std::make_unique<CommandQueueConsumer>("cmdq", *cmdq_regs_, *mem_, executor_, cmd_lanes_, cfg.features,
-                                                 cfg.cmdq, hooks, stats, std::string(basename()) + ".cmdq", trace);
+                                                 cmdq_timing(cfg), hooks, stats, std::string(basename()) + ".cmdq", trace);
   // One consumer per ECMDQ, so that a CMD_SYNC waits in its own queue only.
   for (unsigned q = 0; q < ecmdq_.queues(); ++q) {
     const std::string queue = "ecmdq" + std::to_string(q);
     ecmdq_regs_.push_back(std::make_unique<EcmdqQueueRegs>(ecmdq_, q, sfm_));
     ecmdq_consumers_.push_back(std::make_unique<CommandQueueConsumer>(
-        queue.c_str(), *ecmdq_regs_.back(), *mem_, executor_, cmd_lanes_, cfg.features, cfg.cmdq, hooks, stats,
+        queue.c_str(), *ecmdq_regs_.back(), *mem_, executor_, cmd_lanes_, cfg.features, cmdq_timing(cfg), hooks, stats,
         std::string(basename()) + "." + queue, trace));
   }
   ecmdq_.set_listener([this](unsigned q, uint32_t old_wr, uint32_t new_wr) {
@@ -403,6 +413,13 @@ void Smmu::signal_irq(const IrqConfig& msi, unsigned wired_line, uint32_t msi_ab
   irqs_.add();
   const Ps now = now_ps();
   irq_->raise_line(wired_line, ps_to_sc(at > now ? at - now : 0));
+}
+
+void Smmu::finalize(Ps end) {
+  translator_->finish(end);
+  if (end)
+    stats_.value(stat(*this, "cmdq.lane_utilisation")) =
+        static_cast<double>(cmd_lanes_.busy_time()) / (static_cast<double>(end) * cmd_lanes_.slots());
 }
 
 void Smmu::finish_trace(Ps end) {

@@ -81,6 +81,9 @@ class Smmu : public sc_core::sc_module, public WatchableRegisters, private SmmuR
   // The run ended at `end`: the command queues close the trace slices of
   // commands done by then (CommandQueueConsumer::finish_trace).
   void finish_trace(Ps end);
+  // The run ended at `end`: publishes what is known only then (the slot
+  // pools' and the command lanes' utilisation).
+  void finalize(Ps end);
   // Service Failure Mode (IHI 0070 12.3): what the SMMU does when it has lost
   // internal consistency (an uncorrected error in its own state). Entry is
   // IMPLEMENTATION DEFINED and the model has no internal error of its own, so

@@ -108,11 +108,38 @@ Translator::Translator(MemoryPort& mem, const SmmuFeatures& features, const Tran
       faults_(stats.counter(prefix + ".faults.total")),
       latency_(stats.histogram(prefix + ".translation_latency_ns", "ns", 1000.0)),
       stats_(stats),
-      prefix_(prefix) {}
+      prefix_(prefix) {
+  const DistributedConfig& d = cfg.distributed;
+  for (const TbuSpec& spec : d.tbus)
+    tbus_.push_back(std::make_unique<Tbu>(spec.name, d.tbu, cfg.tlb.seed, stats, prefix + ".tbu." + spec.name));
+  dti_latency_ps_ = ns_to_ps(d.dti.latency_ns);
+}
+
+void Translator::broadcast_invalidation(bool cfgi) {
+  for (auto& b : tbus_) {
+    b->invalidations.add();
+    if (cfgi) b->forget_contexts();
+  }
+}
+
+void Translator::broadcast_sync() {
+  for (auto& b : tbus_) b->syncs.add();
+}
+
+void Translator::finish(Ps end) {
+  if (end == 0) return;
+  auto utilisation = [&](const Resource& r, const std::string& path) {
+    stats_.value(path) = static_cast<double>(r.busy_time()) / (static_cast<double>(end) * r.slots());
+  };
+  utilisation(translation_slots_, prefix_ + (tbus_.empty() ? "" : ".tcu") + ".translation_slot_utilisation");
+  utilisation(walker_slots_, prefix_ + ".walker_utilisation");
+  for (auto& b : tbus_) b->finish(end);
+}
 
 void Translator::retire(Ps now) {
   translation_slots_.retire(now);
   walker_slots_.retire(now);
+  for (auto& b : tbus_) b->slots().retire(now);
   done_by_arrival_.erase(std::remove_if(done_by_arrival_.begin(), done_by_arrival_.end(),
                                         [now](const ArrivalDone& a) { return a.done <= now; }),
                          done_by_arrival_.end());
@@ -141,6 +168,10 @@ void Translator::reset() {
   constexpr Ps kEndOfTime = ~Ps{0};
   translation_slots_.retire(kEndOfTime);
   walker_slots_.retire(kEndOfTime);
+  for (auto& b : tbus_) {
+    b->slots().retire(kEndOfTime);
+    b->forget_contexts();
+  }
   done_by_arrival_.clear();
   last_seen_valid_.clear();
 }
@@ -330,6 +361,108 @@ bool Translator::stream_config(const StreamTableConfig& st, const TranslationReq
 
 TranslationResult Translator::translate(const StreamTableConfig& st, const TranslationRequest& req) {
   translations_.add();
+  if (!tbus_.empty()) return translate_via_tbu(st, req);
+  TranslationResult r = serve(st, req, true, nullptr);
+  account(req.at, r);
+  return r;
+}
+
+void Translator::account(Ps arrival, const TranslationResult& r) {
+  latency_.record(r.done - arrival);
+  note_done(arrival, r.done);
+  switch (r.kind) {
+    case TranslationResult::Kind::kFault:
+      faults_.add();
+      stats_.counter(prefix_ + ".faults." + event_name(r.event.id)).add();
+      break;
+    case TranslationResult::Kind::kAbort: aborted_.add(); break;
+    case TranslationResult::Kind::kBypass: bypassed_.add(); break;
+    case TranslationResult::Kind::kTranslated: break;
+  }
+}
+
+TranslationResult Translator::translate_via_tbu(const StreamTableConfig& st, const TranslationRequest& req) {
+  Tbu& tbu = tbu_of(req.port);
+  tbu.translations.add();
+  // Every transaction holds one of the TBU's translation slots until it
+  // leaves the TBU (MMU-600 TRM: "Each transaction occupies a translation
+  // slot until it is propagated downstream"): a hit for its lookup, a miss
+  // until the TCU's answer is back.
+  const Ps slot_start = tbu.slots().earliest_start(req.at, 1);
+  if (slot_start > req.at) {
+    tbu.slot_waits.add();
+    tbu.slot_wait_ns.record(slot_start - req.at);
+  }
+  Ps t = slot_start;
+  TranslationResult r;
+  bool hit = false;
+  // A hit: the TBU answers from what it learned of the stream.
+  if (const Tbu::Context* c = tbu.context(req.sid, req.ssv, req.ssid)) {
+    if (c->bypass) {
+      t += tbu.tlb_lookup_ps();
+      r.kind = TranslationResult::Kind::kBypass;
+      r.pa = req.addr;
+      r.span = ~0ull;
+      hit = true;
+    } else {
+      std::optional<TlbHit> h;
+      Tlb* micro = tbu.micro_tlb();
+      if (micro) {
+        t += tbu.micro_tlb_lookup_ps();
+        h = micro->lookup(c->kind, c->vmid, c->asid, req.addr);
+      }
+      if (!h) {
+        t += tbu.tlb_lookup_ps();
+        h = tbu.tlb().lookup(c->kind, c->vmid, c->asid, req.addr);
+        if (h && micro) micro->insert(h->entry);
+      }
+      SidTlbCounters& by_sid = sid_tlb(req.sid);
+      by_sid.lookups->add();
+      if (h) by_sid.hits->add();
+      if (h && from_tlb(h->entry.perms).allows(req.access)) {
+        r.kind = TranslationResult::Kind::kTranslated;
+        r.pa = h->pa;
+        r.span = h->entry.size() - (req.addr - h->entry.input_addr);
+        r.tlb_hit = true;
+        hit = true;
+      }
+      // Permission denied: the TCU walks again for the exact fault.
+    }
+  } else {
+    sid_tlb(req.sid).lookups->add();  // nothing known of the stream: a miss
+    t += tbu.tlb_lookup_ps();
+  }
+
+  if (hit) {
+    tbu.hits.add();
+    r.done = t;
+    // Without hit-under-miss a hit leaves in order, after the misses before it.
+    if (!tbu.params().hit_under_miss) r.done = std::max(r.done, tbu.misses_done());
+  } else {
+    tbu.misses.add();
+    TranslationRequest at_tcu = req;
+    at_tcu.at = t + dti_latency_ps_;
+    Learned learned;
+    r = serve(st, at_tcu, false, &learned);
+    r.done += dti_latency_ps_;
+    if (learned.valid) {
+      tbu.learn(req.sid, req.ssv, req.ssid, learned.context);
+      if (learned.has_entry) {
+        tbu.tlb().insert(learned.entry);
+        if (Tlb* micro = tbu.micro_tlb()) micro->insert(learned.entry);
+      }
+    }
+  }
+  const Resource::Grant g = tbu.slots().reserve(slot_start, r.done - slot_start);
+  r.done += g.start - slot_start;
+  if (!hit) tbu.miss_done(r.done);
+  tbu.latency_ns.record(r.done - req.at);
+  account(req.at, r);
+  return r;
+}
+
+TranslationResult Translator::serve(const StreamTableConfig& st, const TranslationRequest& req, bool by_port,
+                                    Learned* learned) {
   const Ps start = translation_slots_.earliest_start(req.at, 1);
   Ps t = start;
   TranslationResult r;
@@ -339,17 +472,6 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
     // Occupy a translation slot for the whole translation.
     const Resource::Grant g = translation_slots_.reserve(start, res.done - start);
     res.done += g.start - start;
-    latency_.record(res.done - req.at);
-    note_done(req.at, res.done);
-    switch (res.kind) {
-      case TranslationResult::Kind::kFault:
-        faults_.add();
-        stats_.counter(prefix_ + ".faults." + event_name(res.event.id)).add();
-        break;
-      case TranslationResult::Kind::kAbort: aborted_.add(); break;
-      case TranslationResult::Kind::kBypass: bypassed_.add(); break;
-      case TranslationResult::Kind::kTranslated: break;
-    }
   };
 
   StreamConfig sc;
@@ -368,6 +490,10 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
     r.pa = req.addr;
     r.span = ~0ull;
     r.done = t;
+    if (learned) {
+      learned->valid = true;
+      learned->context.bypass = true;
+    }
     finish(r);
     return r;
   }
@@ -384,7 +510,13 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   // when stage 2 is implemented; decode_ste leaves 0 when it is IGNORED.
   const uint16_t vmid = sc.ste->s2_vmid;
   const uint16_t asid = kind == StageKind::kStage2 ? 0 : sc.cd->asid;
-  Tlb* micro = micro_tlb(req.port);
+  Tlb* micro = by_port ? micro_tlb(req.port) : nullptr;
+  if (learned) {
+    learned->valid = true;
+    learned->context.kind = kind;
+    learned->context.vmid = vmid;
+    learned->context.asid = asid;
+  }
   // The port's micro-TLB, then the main TLB (its result returned in place).
   auto lookup_tlbs = [&]() -> std::optional<TlbHit> {
     if (micro) {
@@ -397,9 +529,11 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
     return h;
   };
   const std::optional<TlbHit> hit = lookup_tlbs();
-  SidTlbCounters& by_sid = sid_tlb(req.sid);
-  by_sid.lookups->add();
-  if (hit) by_sid.hits->add();
+  if (by_port) {
+    SidTlbCounters& by_sid = sid_tlb(req.sid);
+    by_sid.lookups->add();
+    if (hit) by_sid.hits->add();
+  }
   if (hit) {
     if (from_tlb(hit->entry.perms).allows(req.access)) {
       if (stale_walker_) check_stale(*hit, sc, req, t);
@@ -408,8 +542,12 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
       r.span = hit->entry.size() - (req.addr - hit->entry.input_addr);
       r.tlb_hit = true;
       r.done = t;
+      if (learned) {
+        learned->has_entry = true;
+        learned->entry = hit->entry;
+      }
       finish(r);
-    return r;
+      return r;
     }
     // Permission denied: walk again for the exact fault (stage, level).
   }
@@ -456,6 +594,10 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   e.attrs.sh = w.sh;
   const std::optional<TlbEntry> evicted = tlb_.insert(e);
   if (micro) micro->insert(e);
+  if (learned) {
+    learned->has_entry = true;
+    learned->entry = e;
+  }
   if (stale_walker_) {
     if (evicted) last_seen_valid_.erase(key_of(*evicted));
     last_seen_valid_[key_of(e)] = t;

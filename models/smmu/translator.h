@@ -23,6 +23,7 @@
 #include "smmu/features.h"
 #include "smmu/memory_port.h"
 #include "smmu/page_table_walker.h"
+#include "smmu/tbu.h"
 #include "smmu/tlb.h"
 #include "smmu/walk_cache.h"
 
@@ -33,7 +34,7 @@ struct TranslatorConfig {
   ConfigCacheConfig config_cache;
   WalkCacheConfig walk_cache;
   WalkTiming walk;
-  unsigned translation_slots = 16;  // translations in progress at once
+  unsigned translation_slots = 16;  // translations in progress at once (with TBUs: at the TCU)
   unsigned walker_slots = 4;        // table walks in progress at once
   double tlb_lookup_ns = 2.0;       // TLB lookup, hit or miss
   // Optional micro-TLB per master port, looked up before the main TLB and
@@ -41,6 +42,9 @@ struct TranslatorConfig {
   unsigned micro_tlb_entries = 0;
   double micro_tlb_lookup_ns = 0.5;
   double config_lookup_ns = 2.0;    // config cache lookup, hit or miss
+  // TBUs in front of this translator, which is then the TCU (tbu.h); none:
+  // one monolithic SMMU.
+  DistributedConfig distributed;
 };
 
 struct TranslationRequest {
@@ -110,13 +114,35 @@ class Translator {
     if (cfg_.micro_tlb_entries == 0) return nullptr;
     return port < micro_tlbs_.size() ? micro_tlbs_[port].get() : create_micro_tlbs(port);
   }
-  // Every TLB holding translations (the main one and the micro-TLBs), for
-  // invalidations, which must reach them all.
+  // Every TLB holding translations (the main one, the micro-TLBs, and each
+  // TBU's), for invalidations, which must reach them all.
   template <typename Fn>
   void for_each_tlb(Fn fn) {
     fn(tlb_);
     for (auto& m : micro_tlbs_) fn(*m);
+    for (auto& b : tbus_) {
+      fn(b->tlb());
+      if (Tlb* m = b->micro_tlb()) fn(*m);
+    }
   }
+  // Whether `t` is one of a TBU's TLBs (for the executor's accounting).
+  bool in_tbu(const Tlb& t) const {
+    for (const auto& b : tbus_)
+      if (&t == &b->tlb() || &t == b->micro_tlb()) return true;
+    return false;
+  }
+  // The TBUs (none: a monolithic SMMU), and the one of a master port.
+  const std::vector<std::unique_ptr<Tbu>>& tbus() const { return tbus_; }
+  Tbu& tbu_of(unsigned port) {
+    const auto& map = cfg_.distributed.port_tbu;
+    return *tbus_[port < map.size() ? map[port] : 0];
+  }
+  // A TLBI or CFGI (cfgi: the streams' contexts too) reaching every TBU; a
+  // DTI sync reaching every TBU. No effect without TBUs.
+  void broadcast_invalidation(bool cfgi);
+  void broadcast_sync();
+  // Publishes what is known only at the end: each slot pool's utilisation.
+  void finish(Ps end);
   ConfigCache& config_cache() { return config_cache_; }
 
  private:
@@ -141,6 +167,23 @@ class Translator {
   bool stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
                      TranslationResult* fault);
   TranslationResult fault_result(const TranslationRequest& req, EventId id, Ps t) const;
+  // What the translator learned of a stream and an address, for a TBU to keep.
+  struct Learned {
+    bool valid = false;  // a context (bypass or translated)
+    Tbu::Context context;
+    bool has_entry = false;
+    TlbEntry entry;
+  };
+  // One translation through the configuration, the TLB and a walk, holding
+  // a translation slot throughout. by_port: the request came straight from
+  // its master port (a monolithic SMMU): the port's micro-TLB is looked up
+  // first and the lookup counts for its StreamID; else a TBU did both.
+  TranslationResult serve(const StreamTableConfig& st, const TranslationRequest& req, bool by_port,
+                          Learned* learned);
+  // The TBU's lookup, then on a miss the TCU (serve) over DTI.
+  TranslationResult translate_via_tbu(const StreamTableConfig& st, const TranslationRequest& req);
+  // Latency, completion for CMD_SYNC, and the outcome's counters.
+  void account(Ps arrival, const TranslationResult& r);
   // Decode a descriptor served by the config cache. Decoding is a pure
   // function of the words (and caps_, fixed at construction), so the last
   // result is kept with the words it came from and reused while a stream
@@ -188,6 +231,8 @@ class Translator {
   ConfigFetcher fetcher_;
   Tlb tlb_;
   std::vector<std::unique_ptr<Tlb>> micro_tlbs_;  // by port, created on first use
+  std::vector<std::unique_ptr<Tbu>> tbus_;         // none: monolithic
+  Ps dti_latency_ps_ = 0;
   ConfigCache config_cache_;
   WalkCache walk_cache_;
   PageTableWalker walker_;

@@ -169,6 +169,22 @@ const ParamTable<SmmuConfig>& smmu_params() {
     ParamTable<T> micro_tlb;
     micro_tlb.add("entries", &T::micro_tlb_entries, 0, 4096, "entries", "Fully associative micro-TLB per master port, looked up before the main TLB (0: none).");
     micro_tlb.add("lookup_ns", &T::micro_tlb_lookup_ns, 0, 1e6, "ns", "Micro-TLB lookup, hit or miss.");
+    // A distributed SMMU (models/smmu/tbu.h): TBUs in front of the TCU.
+    ParamTable<TbuParams> tbu;
+    tbu.group("tlb", &TbuParams::tlb, tlb, "Each TBU's main TLB.");
+    tbu.add("micro_tlb_entries", &TbuParams::micro_tlb_entries, 0, 4096, "entries", "Fully associative micro-TLB of each TBU, looked up before its main TLB (0: none).");
+    tbu.add("translation_slots", &TbuParams::translation_slots, 1, 4096, "", "Transactions a TBU holds at once, each until it leaves (a hit after its lookup, a miss after the TCU answers); more wait.");
+    tbu.add("hit_under_miss", &TbuParams::hit_under_miss, "A hit leaves as soon as it is looked up, before outstanding misses; off: after every miss before it.");
+    tbu.add("tlb_lookup_ns", &TbuParams::tlb_lookup_ns, 0, 1e6, "ns", "A TBU's main TLB lookup, hit or miss.");
+    tbu.add("micro_tlb_lookup_ns", &TbuParams::micro_tlb_lookup_ns, 0, 1e6, "ns", "A TBU's micro-TLB lookup, hit or miss.");
+    ParamTable<DtiTiming> dti;
+    dti.add("latency_ns", &DtiTiming::latency_ns, 0, 1e6, "ns", "One DTI message, TBU to TCU or back.");
+    dti.add("message_ns", &DtiTiming::message_ns, 0, 1e6, "ns", "The TCU sending one DTI message: an invalidation or sync goes to every TBU, one message each.");
+    const NodePtr tbu_spec = object(
+        {{"name", leaf(Type::kString, json(), "", "The TBU's name (its statistics are smmu.tbu.<name>.*).")},
+         {"masters", array_of(leaf(Type::kString, json(), "", ""), json::array(),
+                              "Device instances whose transactions it translates; every device must be in one TBU.")}},
+        "");
     ParamTable<WalkCacheConfig> walk_cache;
     walk_cache.add("entries", &WalkCacheConfig::entries, 1, 1 << 20, "entries", "Cached intermediate table addresses.");
     walk_cache.add("ways", &WalkCacheConfig::ways, 1, 1 << 20, "ways", "Associativity; entries must be a multiple of it.");
@@ -195,6 +211,15 @@ const ParamTable<SmmuConfig>& smmu_params() {
     tr.group("micro_tlb", micro_tlb, "");
     p.add("stale_check", &C::stale_check, "Debug: check every TLB hit against the page tables in memory and count stale hits (smmu.stale_check.*), to measure the window of lazy invalidation. Costs host time, not simulated time.");
     tr.group("walk_cache", &T::walk_cache, walk_cache, "");
+    auto dist = tr.within(&T::distributed);
+    dist.custom("tbus", array_of(tbu_spec, json::array(),
+                                 "TBUs of a distributed SMMU (docs/smmu.md, \"Distributed SMMU\"); empty: one monolithic SMMU. With TBUs, translation_slots are the TCU's."),
+                [](const json& v, DistributedConfig& d) {
+                  d.tbus.clear();
+                  for (const auto& e : v) d.tbus.push_back({e.at("name").get<std::string>(), e.at("masters").get<std::vector<std::string>>()});
+                });
+    dist.group("tbu", &DistributedConfig::tbu, tbu, "What every TBU has (used when tbus is not empty).");
+    dist.group("dti", &DistributedConfig::dti, dti, "The DTI link between the TBUs and the TCU (used when tbus is not empty).");
     return p;
   }();
   return t;

@@ -4,7 +4,9 @@
 // cannot: address ranges, interrupt lines, cores, parameter values.
 #include "config/run_config.h"
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "config/app_params.h"
@@ -301,6 +303,44 @@ DeviceConfig read_device(const std::string& name, const json& d, const std::stri
   return dc;
 }
 
+// A distributed SMMU's TBUs: each master port (device i is port i) to the
+// TBU that names its device. Every device is in exactly one TBU.
+void resolve_tbus(RunConfig& rc) {
+  smmu::TranslatorConfig& t = rc.smmu.translation;
+  smmu::DistributedConfig& d = t.distributed;
+  if (!d.enabled()) return;
+  const std::string p = "/platform/smmu/tbus";
+  if (t.micro_tlb_entries)
+    throw ConfigError("/platform/smmu/micro_tlb/entries", "with tbus, micro-TLBs are the TBUs' (tbu.micro_tlb_entries); set this to 0");
+  if (d.tbu.tlb.entries % d.tbu.tlb.ways != 0)
+    throw ConfigError("/platform/smmu/tbu/tlb/ways", "entries (" + std::to_string(d.tbu.tlb.entries) + ") must be a multiple of ways");
+  if (rc.smmu.stale_check) throw ConfigError("/platform/smmu/stale_check", "is not available with tbus (a TBU's hits are not checked)");
+  constexpr unsigned kNone = ~0u;
+  d.port_tbu.assign(rc.devices.size(), kNone);
+  std::map<std::string, unsigned> names;
+  for (unsigned i = 0; i < d.tbus.size(); ++i) {
+    const smmu::TbuSpec& tbu = d.tbus[i];
+    const std::string at = p + "/" + std::to_string(i);
+    if (tbu.name.empty() || tbu.name.find_first_of(". ") != std::string::npos)
+      throw ConfigError(at + "/name", "a TBU needs a name without dots or spaces");
+    if (!names.emplace(tbu.name, i).second) throw ConfigError(at + "/name", "TBU \"" + tbu.name + "\" is named twice");
+    for (unsigned m = 0; m < tbu.masters.size(); ++m) {
+      const std::string& dev = tbu.masters[m];
+      const auto it = std::find_if(rc.devices.begin(), rc.devices.end(), [&](const DeviceConfig& c) { return c.name == dev; });
+      if (it == rc.devices.end())
+        throw ConfigError(at + "/masters/" + std::to_string(m), "no device named \"" + dev + "\" in platform.devices");
+      unsigned& port = d.port_tbu[static_cast<size_t>(it - rc.devices.begin())];
+      if (port != kNone)
+        throw ConfigError(at + "/masters/" + std::to_string(m),
+                          "device \"" + dev + "\" is already behind TBU \"" + d.tbus[port].name + "\"");
+      port = i;
+    }
+  }
+  for (size_t i = 0; i < rc.devices.size(); ++i)
+    if (d.port_tbu[i] == kNone)
+      throw ConfigError(p, "device \"" + rc.devices[i].name + "\" is behind no TBU: name it in one TBU's masters");
+}
+
 // Every device, then the checks across them and the platform: address
 // ranges and interrupt lines each have one owner.
 void read_devices(RunConfig& rc, const std::string& base_dir) {
@@ -309,6 +349,7 @@ void read_devices(RunConfig& rc, const std::string& base_dir) {
     rc.devices.push_back(read_device(it.key(), it.value(), base_dir, rc.intc.lines));
   check_address_map(rc);
   check_interrupt_lines(rc);
+  if (rc.has_smmu) resolve_tbus(rc);
 }
 
 // scenario.*: what runs, and until when.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/device_type.h"
+#include "bounds.h"
 #include "invariants.h"
 #include "util/human.h"
 
@@ -140,6 +141,16 @@ void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
     if (!header) os << "\ndevices\n";
     header = true;
     os << lines;
+  }
+
+  // What bounded the run (bounds.h): the resources at 90 % or more, else the most used.
+  if (const auto use = resource_use(s, cfg); !use.empty()) {
+    os << "\nbound\n";
+    const auto bound = bounds(use);
+    for (const auto& line : bound) os << "  " << line << "\n";
+    if (bound.empty())
+      os << fmt::format("  none at {:.0f} % or more: latency or the offered load set the rate (most used: {} {:.1f} %)\n",
+                        100 * kBoundShare, use.front().resource, 100 * use.front().share);
   }
 
   if (const auto unsteady = steady_state_warnings(p.stats()); !unsteady.empty()) {

@@ -186,6 +186,38 @@ const BadCase kBadCases[] = {
 INSTANTIATE_TEST_SUITE_P(RunConfig, BadConfig, ::testing::ValuesIn(kBadCases),
                          [](const ::testing::TestParamInfo<BadCase>& p) { return std::string(p.param.label); });
 
+// ---- A distributed SMMU's TBUs: each device behind exactly one.
+
+json with_tbus(const char* tbus) {
+  json d = patched(R"({"platform": {"smmu": {"base": "0x09000000", "eventq_irq": 100, "gerror_irq": 101, "sync_irq": 102},
+                       "devices": {"dma1": {"type": "dma", "base": "0x20000000", "irq": 40}}}})");
+  d["platform"]["smmu"]["tbus"] = json::parse(tbus);
+  return d;
+}
+
+TEST(RunConfig, TbusMapEachDevicesPortToItsTbu) {
+  const RunConfig rc = build(with_tbus(R"([{"name": "a", "masters": ["dma1"]}, {"name": "b", "masters": ["dma0"]}])"));
+  const smmu::DistributedConfig& d = rc.smmu.translation.distributed;
+  ASSERT_EQ(d.tbus.size(), 2u);
+  ASSERT_EQ(rc.devices.size(), 2u);
+  ASSERT_EQ(rc.devices[0].name, "dma0");  // port 0
+  EXPECT_EQ(d.port_tbu, (std::vector<unsigned>{1, 0}));
+}
+
+TEST(RunConfig, BadTbusNameWhatIsWrong) {
+  EXPECT_TRUE(fails_at(with_tbus(R"([{"name": "a", "masters": ["dma0", "nic9"]}])"), "/platform/smmu/tbus/0/masters/1",
+                       {"no device named \"nic9\""}));
+  EXPECT_TRUE(fails_at(with_tbus(R"([{"name": "a", "masters": ["dma0"]}, {"name": "b", "masters": ["dma0", "dma1"]}])"),
+                       "/platform/smmu/tbus/1/masters/0", {"\"dma0\" is already behind TBU \"a\""}));
+  EXPECT_TRUE(fails_at(with_tbus(R"([{"name": "a", "masters": ["dma0"]}])"), "/platform/smmu/tbus",
+                       {"\"dma1\" is behind no TBU"}));
+  EXPECT_TRUE(fails_at(with_tbus(R"([{"name": "a", "masters": ["dma0"]}, {"name": "a", "masters": ["dma1"]}])"),
+                       "/platform/smmu/tbus/1/name", {"named twice"}));
+  EXPECT_TRUE(fails_at(with_tbus(R"([{"name": "a.b", "masters": ["dma0", "dma1"]}])"), "/platform/smmu/tbus/0/name",
+                       {"without dots"}));
+  EXPECT_TRUE(fails_at(with_tbus(R"([{"masters": ["dma0", "dma1"]}])"), "/platform/smmu/tbus/0/name", {"missing"}));
+}
+
 TEST(RunConfig, DocumentNotAnObject) {
   try {
     build(json::array());

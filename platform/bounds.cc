@@ -1,0 +1,76 @@
+// What bounded a run (bounds.h).
+#include "bounds.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "hal/hal.h"
+
+namespace smmu_vp {
+
+namespace {
+
+double param(const nlohmann::json& params, const char* name) {
+  return params.contains(name) && params[name].is_number() ? params[name].get<double>() : 0.0;
+}
+
+}  // namespace
+
+std::vector<ResourceUse> resource_use(const StatsRegistry& s, const config::RunConfig& cfg) {
+  std::vector<ResourceUse> out;
+  auto add = [&](std::string resource, const std::string& path, double capacity) {
+    const double* v = s.find_value(path);
+    if (v && capacity > 0) out.push_back({std::move(resource), *v / capacity});
+  };
+  // The apps' cores: the app's own figure over its window when it gives one,
+  // else its cores' mean over the run.
+  for (const auto& a : cfg.apps) {
+    const std::string name = a.app->name;
+    if (s.find_value("sw." + name + ".cpu_utilisation")) {
+      add("cores of " + name, "sw." + name + ".cpu_utilisation", 1.0);
+      continue;
+    }
+    double sum = 0;
+    unsigned n = 0;
+    for (unsigned c : a.cores)
+      if (const double* u = s.find_value("cpus.cpu" + std::to_string(c) + ".utilisation")) {
+        sum += *u;
+        ++n;
+      }
+    if (n) out.push_back({"cores of " + name, sum / n});
+  }
+  add("dram bandwidth", "dram.utilization", 1.0);
+  for (const auto& d : cfg.devices) {
+    const std::string p = d.name + ".";
+    if (d.type == "nic") {
+      const double link = param(d.params, "link_gbps");
+      add("link " + d.name + " receive", p + "rx_gbps", link);
+      add("link " + d.name + " send", p + "tx_gbps", link);
+    } else if (d.type == "nvme") {
+      const double pcie = param(d.params, "pcie_gbps") * 1000 / 8;
+      add("drive " + d.name + " read bandwidth", p + "read_mbps", std::min(param(d.params, "read_mbps"), pcie));
+      add("drive " + d.name + " write bandwidth", p + "write_mbps", std::min(param(d.params, "write_mbps"), pcie));
+    }
+  }
+  if (cfg.has_smmu) {
+    const bool tbus = cfg.smmu.translation.distributed.enabled();
+    add(tbus ? "smmu tcu translation slots" : "smmu translation slots",
+        tbus ? "smmu.tcu.translation_slot_utilisation" : "smmu.translation_slot_utilisation", 1.0);
+    add("smmu walkers", "smmu.walker_utilisation", 1.0);
+    add("smmu command lanes", "smmu.cmdq.lane_utilisation", 1.0);
+    for (const auto& t : cfg.smmu.translation.distributed.tbus)
+      add("smmu tbu " + t.name + " translation slots", "smmu.tbu." + t.name + ".slot_utilisation", 1.0);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ResourceUse& a, const ResourceUse& b) { return a.share > b.share; });
+  return out;
+}
+
+std::vector<std::string> bounds(const std::vector<ResourceUse>& use) {
+  std::vector<std::string> out;
+  for (const auto& u : use)
+    if (u.share >= kBoundShare) out.push_back(fmt::format("{} {:.1f} %", u.resource, 100.0 * u.share));
+  return out;
+}
+
+}  // namespace smmu_vp

@@ -1,0 +1,68 @@
+// resource_use / bounds (bounds.h): each resource's share of its capacity,
+// most used first, and the ones at 90 % or more named as the bound. Plain
+// C++, no simulation.
+#include "bounds.h"
+
+#include <gtest/gtest.h>
+
+#include "hal/hal.h"
+
+namespace smmu_vp {
+namespace {
+
+int noop_main(void) { return 0; }
+const hal_app kFio = {"fio", "", noop_main, nullptr};
+const hal_app kOther = {"other", "", noop_main, nullptr};
+
+config::RunConfig platform_with_two_drives_and_tbus() {
+  config::RunConfig cfg;
+  cfg.cpu.count = 4;
+  for (const char* name : {"nvme0", "nvme1"}) {
+    DeviceConfig d;
+    d.name = name;
+    d.type = "nvme";
+    d.params = {{"read_mbps", 3000.0}, {"write_mbps", 2000.0}, {"pcie_gbps", 16.0}};  // PCIe: 2000 MB/s
+    cfg.devices.push_back(d);
+  }
+  cfg.has_smmu = true;
+  cfg.smmu.translation.distributed.tbus = {{"pcie0", {"nvme0", "nvme1"}}};
+  cfg.apps = {{&kFio, {0, 1}, {}}, {&kOther, {2, 3}, {}}};
+  return cfg;
+}
+
+TEST(Bounds, EachResourceAsAShareOfWhatItCarriesMostUsedFirst) {
+  StatsRegistry s;
+  s.value("nvme0.read_mbps") = 1990.0;  // bounded by its PCIe link, not its 3000 MB/s medium
+  s.value("nvme1.read_mbps") = 1000.0;
+  s.value("sw.fio.cpu_utilisation") = 0.3;
+  s.value("cpus.cpu2.utilisation") = 0.2;  // "other" gives no figure of its own: its cores' mean
+  s.value("cpus.cpu3.utilisation") = 0.4;
+  s.value("dram.utilization") = 0.05;
+  s.value("smmu.tcu.translation_slot_utilisation") = 0.1;
+  s.value("smmu.walker_utilisation") = 0.92;
+  s.value("smmu.tbu.pcie0.slot_utilisation") = 0.5;
+  const auto use = resource_use(s, platform_with_two_drives_and_tbus());
+  ASSERT_EQ(use.size(), 8u);
+  EXPECT_EQ(use[0].resource, "drive nvme0 read bandwidth");
+  EXPECT_DOUBLE_EQ(use[0].share, 0.995);
+  EXPECT_EQ(use[1].resource, "smmu walkers");
+  EXPECT_EQ(use[2].resource, "drive nvme1 read bandwidth");
+  EXPECT_EQ(use[3].resource, "smmu tbu pcie0 translation slots");
+  bool other = false;
+  for (const auto& u : use)
+    if (u.resource == "cores of other") {
+      other = true;
+      EXPECT_DOUBLE_EQ(u.share, 0.3);
+    }
+  EXPECT_TRUE(other);
+  EXPECT_EQ(bounds(use), (std::vector<std::string>{"drive nvme0 read bandwidth 99.5 %", "smmu walkers 92.0 %"}));
+}
+
+TEST(Bounds, NothingNearItsCapacityIsNoBound) {
+  StatsRegistry s;
+  s.value("dram.utilization") = 0.2;
+  EXPECT_TRUE(bounds(resource_use(s, platform_with_two_drives_and_tbus())).empty());
+}
+
+}  // namespace
+}  // namespace smmu_vp
