@@ -112,10 +112,27 @@ void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
     // What the SMMU did: translation, invalidation, and faults a user must see.
     const uint64_t lookups = counter(s, "smmu.tlb.lookups"), hits = counter(s, "smmu.tlb.hits");
     os << "\nsmmu\n";
-    os << fmt::format("  transactions {} ({} bypassed, {} aborted); TLB lookups {}, hit rate {:.1f}%, table walks {}\n",
-                      counter(s, "smmu.transactions"), counter(s, "smmu.bypassed"), counter(s, "smmu.aborted"), lookups,
+    os << fmt::format("  transactions {} ({} bypassed, {} aborted); {}TLB lookups {}, hit rate {:.1f}%, table walks {}\n",
+                      counter(s, "smmu.transactions"), counter(s, "smmu.bypassed"), counter(s, "smmu.aborted"),
+                      cfg.smmu.translation.distributed.enabled() ? "TCU " : "", lookups,
                       lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0,
                       counter(s, "smmu.ptw.walks.s1") + counter(s, "smmu.ptw.walks.s2"));
+    if (const auto& tbus = cfg.smmu.translation.distributed.tbus; !tbus.empty()) {
+      uint64_t translations = 0, tbu_hits = 0, misses = 0, waits = 0;
+      for (const auto& t : tbus) {
+        const std::string b = "smmu.tbu." + t.name + ".";
+        translations += counter(s, b + "translations");
+        tbu_hits += counter(s, b + "hits");
+        misses += counter(s, b + "misses");
+        waits += counter(s, b + "slot_waits");
+      }
+      os << fmt::format("  {} TBUs: {} translations, {} answered by the TBU ({:.1f}%), {} sent to the TCU; {} waited "
+                        "for a TBU slot; {} invalidations and {} syncs reached each TBU\n",
+                        tbus.size(), translations, tbu_hits,
+                        translations ? 100.0 * static_cast<double>(tbu_hits) / static_cast<double>(translations) : 0.0,
+                        misses, waits, counter(s, "smmu.tbu." + tbus.front().name + ".invalidations"),
+                        counter(s, "smmu.tbu." + tbus.front().name + ".syncs"));
+    }
     os << fmt::format("  commands {} ({} CMD_SYNC)", counter(s, "smmu.cmdq.commands"), counter(s, "smmu.cmdq.syncs"));
     if (const Histogram* h = s.find_histogram("smmu.cmdq.sync_latency_ns"); h && h->count())
       os << fmt::format(", SYNC latency p50 {} p99 {}", human_ns(h->percentile(50)), human_ns(h->percentile(99)));
