@@ -51,6 +51,7 @@ std::vector<ResourceUse> resource_use(const StatsRegistry& s, const config::RunC
       const double pcie = param(d.params, "pcie_gbps") * 1000 / 8;
       add("drive " + d.name + " read bandwidth", p + "read_mbps", std::min(param(d.params, "read_mbps"), pcie));
       add("drive " + d.name + " write bandwidth", p + "write_mbps", std::min(param(d.params, "write_mbps"), pcie));
+      add("drive " + d.name + " media slots", p + "media_utilisation", 1.0);  // its parallelism
     }
   }
   if (cfg.has_smmu) {

@@ -354,6 +354,7 @@ Ps Nvme::media(bool write, uint64_t bytes, Ps at) {
   const Ps xfer_start = std::max(start + latency, media_free_);
   media_free_ = xfer_start + transfer_time_ps(bytes, mbps / 1000.0);
   slot = media_free_;
+  media_busy_ += media_free_ - start;
   return media_free_;
 }
 
@@ -453,6 +454,9 @@ void Nvme::finalize() {
     stats_.value(p + "iops") = static_cast<double>(io_done_) * 1e6 / us;
     stats_.value(p + "read_mbps") = static_cast<double>(core_.stat(NvmeStat::kBytesRead)) / us;
     stats_.value(p + "write_mbps") = static_cast<double>(core_.stat(NvmeStat::kBytesWritten)) / us;
+    // The share of the medium's `parallelism` slots in use over the same time.
+    stats_.value(p + "media_utilisation") =
+        static_cast<double>(media_busy_) / (static_cast<double>(io_last_ - io_first_) * media_slots_.size());
   }
 }
 

@@ -159,6 +159,7 @@ class Nvme : public sc_core::sc_module {
   uint64_t step_seq_ = 0;
   std::vector<Ps> read_slots_, write_slots_, media_slots_;
   Ps media_free_ = 0;                        // the media's bandwidth
+  Ps media_busy_ = 0;                        // summed over the media slots
   Ps up_free_ = 0, down_free_ = 0;           // host link, device-to-host and host-to-device
   std::vector<uint8_t> sq_buf_;
   Ps io_first_ = 0, io_last_ = 0;

@@ -149,8 +149,10 @@ void walk(const Profile& p, const Node& node, const json& value, const std::stri
     default:
       all.insert(key);
       if (!type_key.empty()) all.insert(type_key);
-      if (is_timing_unit(node.unit) && !kSimulatorSettings.count(key))
-        rows.push_back({key, value, node.unit, lookup(p, key, type_key)});
+      if (kSimulatorSettings.count(key)) return;
+      // Every timing value; other values (sizes, counts) when the profile sources them.
+      if (is_timing_unit(node.unit)) rows.push_back({key, value, node.unit, lookup(p, key, type_key)});
+      else if (const Provenance* prov = lookup(p, key, type_key)) rows.push_back({key, value, node.unit, prov});
   }
 }
 

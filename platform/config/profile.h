@@ -19,7 +19,8 @@
 // time, a clock, cycles or a rate, defaults included) must have an entry,
 // keyed by its path below "platform"; a device parameter by
 // "devices.<instance>.<param>" or, for every device of a type,
-// "device_types.<type>.<param>".
+// "device_types.<type>.<param>". Other values (sizes, counts) may have one
+// too, and are then shown with it.
 #pragma once
 
 #include <map>
