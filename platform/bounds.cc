@@ -40,7 +40,33 @@ std::vector<ResourceUse> resource_use(const StatsRegistry& s, const config::RunC
       }
     if (n) out.push_back({"cores of " + name, sum / n});
   }
+  // The command queue, as the share of the apps' cores' time spent in it
+  // (inserting, waiting for room and for CMD_SYNC: the driver's
+  // smmu_cmdq_ps): cores that are busy because they wait there are bound by
+  // the queue, not by their own work.
+  for (const auto& a : cfg.apps) {
+    const Counter* in_cmdq = s.find_counter(std::string("sw.") + a.app->name + ".smmu_cmdq_ps");
+    if (!in_cmdq) continue;
+    double total_ns = 0;
+    for (unsigned c : a.cores) {
+      const std::string p = "cpus.cpu" + std::to_string(c) + ".";
+      const double* busy = s.find_value(p + "busy_ns");
+      const double* idle = s.find_value(p + "idle_ns");
+      if (busy && idle) total_ns += *busy + *idle;
+    }
+    if (total_ns > 0)
+      out.push_back({std::string("smmu command queue (cores of ") + a.app->name + " in it)",
+                     static_cast<double>(in_cmdq->value()) / 1000.0 / total_ns});
+  }
   add("dram bandwidth", "dram.utilization", 1.0);
+  // The links as the network apps see them in their window (a device's own
+  // rate counts from its first frame, ramp-up included): goodput over every
+  // link's rate.
+  double links_gbps = 0;
+  for (const auto& d : cfg.devices)
+    if (d.type == "nic") links_gbps += param(d.params, "link_gbps");
+  for (const char* app : {"net_rx", "net_tx"})
+    add(std::string("links, ") + app + "'s goodput in its window", std::string("sw.") + app + ".gbps", links_gbps);
   for (const auto& d : cfg.devices) {
     const std::string p = d.name + ".";
     if (d.type == "nic") {

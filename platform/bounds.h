@@ -1,7 +1,8 @@
 // What bounded a run: each resource the platform can say the use of (the
-// apps' cores, DRAM, each NIC's link, each drive, the SMMU's translation
-// slots, walkers and command lanes, each TBU's slots), as a share of what
-// it can carry, and those at or above kBoundShare named as the bound. The
+// apps' cores, the command queue as the share of their time spent in it,
+// DRAM, each NIC's link, each drive's bandwidth and media slots, the SMMU's
+// translation slots, walkers and command lanes, each TBU's slots), as a
+// share of what it can carry, and those at or above kBoundShare named as the bound. The
 // summary prints it ("bound"), stats.json keeps it (run.bound), so that a
 // result always says whether the SMMU, the CPU, the memory or a device set
 // it. Plain C++: tested without a simulation.

@@ -178,7 +178,7 @@ bool write_results(const SweepArgs& a, const LoadedSweep& sweep, const std::vect
   std::vector<json> runs;
   const std::vector<std::vector<Cell>> cells = collect_cells(a, sweep, outcomes, runs);
   const bool all_found = report_missing(a, sweep, cells);
-  const Table table = make_table(sweep.spec, sweep.points, cells);
+  const Table table = make_table(sweep.spec, sweep.points, cells, runs);
   std::cout << render(a.format, table, sweep.spec.title) << std::flush;
   write_file((fs::path(a.out) / "sweep.csv").string(), render_csv(table));
   write_file((fs::path(a.out) / "sweep.json").string(), sweep_json(a, sweep, outcomes, cells, wallclock).dump(2) + "\n");

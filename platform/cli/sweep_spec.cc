@@ -206,9 +206,13 @@ SweepSpec parse_sweep_spec(const ojson& doc) {
     throw ConfigError(p, "required object is missing: `smmu-vp sweep` runs the axes and columns it describes");
   const ojson& s = doc.at("sweep");
   expect_object(s, p);
-  check_keys(s, p, {"title", "axes", "columns"});
+  check_keys(s, p, {"title", "axes", "columns", "bound"});
   SweepSpec spec;
   if (s.contains("title")) spec.title = expect_string(s.at("title"), p + "/title");
+  if (s.contains("bound")) {
+    if (!s.at("bound").is_boolean()) throw ConfigError(p + "/bound", "expected true or false, got " + got(s.at("bound")));
+    spec.bound = s.at("bound").get<bool>();
+  }
   spec.axes = parse_axes(require(s, "axes", p, "array"), p + "/axes");
   spec.columns = parse_columns(require(s, "columns", p, "array"), p + "/columns");
   return spec;

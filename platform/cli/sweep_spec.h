@@ -42,6 +42,9 @@ struct SweepSpec {
   std::string title;
   std::vector<Axis> axes;
   std::vector<Column> columns;
+  // "bound": true adds a last column naming what bounded each point (its
+  // run.bound: the first resource at 90 % or more, and how many more).
+  bool bound = false;
 };
 
 // One point of the cross product: a value of every axis.

@@ -135,8 +135,17 @@ Cell column_cell(const Column& column, const json& stats) {
   return {Cell::Kind::kValue, v[0] / v[1] * column.scale, ""};
 }
 
+std::string bound_text(const nlohmann::json& run) {
+  if (!run.is_object() || !run.contains("bound") || !run["bound"].is_array()) return "-";
+  const nlohmann::json& b = run["bound"];
+  if (b.empty()) return "none";
+  std::string s = b[0].is_string() ? b[0].get<std::string>() : "?";
+  if (b.size() > 1) s += " (+" + std::to_string(b.size() - 1) + ")";
+  return s;
+}
+
 Table make_table(const SweepSpec& spec, const std::vector<SweepPoint>& points,
-                 const std::vector<std::vector<Cell>>& cells) {
+                 const std::vector<std::vector<Cell>>& cells, const std::vector<nlohmann::json>& runs) {
   Table t;
   for (const Axis& a : spec.axes) {
     t.header.push_back(a.name);
@@ -148,9 +157,14 @@ Table make_table(const SweepSpec& spec, const std::vector<SweepPoint>& points,
     t.numeric.push_back(true);
     digits.push_back(digits_for(spec.columns[c], cells, c));
   }
+  if (spec.bound) {
+    t.header.push_back("bound");
+    t.numeric.push_back(false);
+  }
   for (size_t p = 0; p < points.size(); ++p) {
     std::vector<std::string> row = points[p].labels;
     for (size_t c = 0; c < spec.columns.size(); ++c) row.push_back(cell_text(cells[p][c], digits[c]));
+    if (spec.bound) row.push_back(p < runs.size() ? bound_text(runs[p]) : "-");
     t.rows.push_back(std::move(row));
   }
   return t;

@@ -34,9 +34,13 @@ struct Table {
 };
 
 // One row per point: its labels, then each column's cell as text
-// (cells[point][column]).
+// (cells[point][column]); with spec.bound, what bounded each point, from
+// its stats.json's run section (runs[point], empty for a failed point).
 Table make_table(const SweepSpec& spec, const std::vector<SweepPoint>& points,
-                 const std::vector<std::vector<Cell>>& cells);
+                 const std::vector<std::vector<Cell>>& cells, const std::vector<nlohmann::json>& runs = {});
+// What bounded a run, for a table cell: run.bound's first entry and how
+// many more ("none" when nothing reached 90 %, "-" without a run).
+std::string bound_text(const nlohmann::json& run);
 
 std::string render_text(const Table& t, const std::string& title);
 std::string render_csv(const Table& t);

@@ -166,8 +166,12 @@ void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
     const auto bound = bounds(use);
     for (const auto& line : bound) os << "  " << line << "\n";
     if (bound.empty())
-      os << fmt::format("  none at {:.0f} % or more: latency or the offered load set the rate (most used: {} {:.1f} %)\n",
-                        100 * kBoundShare, use.front().resource, 100 * use.front().share);
+      os << fmt::format("  none at {:.0f} % or more: latency or the offered load set the rate\n", 100 * kBoundShare);
+    // The next most used, for what would bound the run next.
+    std::string next;
+    for (size_t i = bound.size(), n = 0; i < use.size() && n < 3; ++i, ++n)
+      next += fmt::format("{}{} {:.1f} %", n ? ", " : "", use[i].resource, 100 * use[i].share);
+    if (!next.empty()) os << "  next: " << next << "\n";
   }
 
   if (const auto unsteady = steady_state_warnings(p.stats()); !unsteady.empty()) {

@@ -75,6 +75,10 @@ unsigned hal_cpu_count(void);
 uint64_t hal_now_ns(void);
 /* Picosecond variant, for short intervals. */
 uint64_t hal_now_ps(void);
+/* This core's local time, ps, without synchronising: for accounting where
+ * the time goes (reading it costs no simulated time and changes nothing).
+ * Between two readings on one core it measures the core's own time. */
+uint64_t hal_clock_ps(void);
 void hal_delay_ns(uint64_t ns);
 /* Compute annotation: n cycles at the configured CPU frequency. */
 void hal_cycles(uint64_t n);

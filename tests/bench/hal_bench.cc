@@ -822,8 +822,14 @@ int sc_main(int argc, char** argv) {
     bare.socket.bind(bare_target.socket);
     g_bare = &bare;
 
+    // SMMU_VP_BENCH_TBUS=1: the same platform with a distributed SMMU (one
+    // TBU before every master, the bench's probe included), so that the
+    // BM_SmmuAccess_* rows time a TBU's path (docs/performance.md).
+    std::vector<std::string> sets;
+    if (const char* tbus = std::getenv("SMMU_VP_BENCH_TBUS"); tbus && std::string(tbus) == "1")
+      sets.push_back(R"(platform.smmu.tbus=[{"name":"t0","masters":["dma0","dma_b64","dma_b1024","dma_b4096"]}])");
     const smmu_vp::config::RunConfig cfg =
-        smmu_vp::config::build_run_config(nlohmann::json::parse(kConfig), ".", {}, {&kBenchApp});
+        smmu_vp::config::build_run_config(nlohmann::json::parse(kConfig), ".", sets, {&kBenchApp});
     smmu_vp::Platform platform(cfg, nullptr, log);
     g_platform = &platform;
     Initiator probe("bench_router_probe");

@@ -63,5 +63,42 @@ TEST(CliTbu, ADeviceBehindNoTbuIsAConfigurationError) {
   fs::remove_all(d);
 }
 
+// The server scenario's architect's table, cut to the rows that show each
+// bound: the drives bound passthrough, a monolithic SMMU's 16 translation
+// slots bound lazy, and strict cores spend most of their time in the
+// command queue. The bound column names each.
+TEST(CliServer, NvmeGen5SweepNamesWhatBoundsEachPolicy) {
+  const fs::path d = temp_dir("server-nvme");
+  const std::string scenario = std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/server_nvme_gen5.json";
+  nlohmann::json doc = read_json(scenario);
+  doc["platform"] = std::string(SMMU_VP_SOURCE_DIR) + "/platform/platforms/neoverse_v2_server.json";
+  auto& axes = doc["sweep"]["axes"];
+  axes[1]["values"].erase("mono 64 slots");
+  axes[1]["values"].erase("1");
+  axes[1]["values"].erase("10");
+  axes[2]["values"].erase("64");
+  axes[0]["values"].erase("strict ecmdq");
+  const std::string file = write_file(d, "server.json", doc.dump());
+  const Cmd r = sh("sweep " + file + " --jobs 2 --out " + (d / "out").string(), false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("bound"), std::string::npos) << r.out;
+  auto row_ends_with = [&](const std::vector<std::string>& start, const std::string& bound) {
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) {
+      const std::vector<std::string> w = words(line);
+      if (w.size() >= start.size() && std::equal(start.begin(), start.end(), w.begin()))
+        return line.find(bound) != std::string::npos;
+    }
+    return false;
+  };
+  EXPECT_TRUE(row_ends_with({"passthrough", "4"}, "media slots")) << r.out;
+  EXPECT_TRUE(row_ends_with({"lazy", "mono"}, "smmu translation slots")) << r.out;
+  EXPECT_TRUE(row_ends_with({"strict", "4"}, "cores of fio 100.0 %")) << r.out;
+  const nlohmann::json strict = read_json(d / "out" / "strict__4__2048" / "stats.json");
+  EXPECT_GT(strict["run"]["resource_use"]["smmu command queue (cores of fio in it)"].get<double>(), 0.5);
+  EXPECT_GT(strict["sw"]["fio"]["smmu_cmdq_ps"].get<double>(), 0);
+  fs::remove_all(d);
+}
+
 }  // namespace
 }  // namespace cli_test

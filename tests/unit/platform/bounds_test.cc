@@ -58,6 +58,29 @@ TEST(Bounds, EachResourceAsAShareOfWhatItCarriesMostUsedFirst) {
   EXPECT_EQ(bounds(use), (std::vector<std::string>{"drive nvme0 read bandwidth 99.5 %", "smmu walkers 92.0 %"}));
 }
 
+// Cores busy because they wait in the command queue: the share of their
+// time in it (the driver's smmu_cmdq_ps) is a resource of its own; and a
+// network app's goodput in its window against the links.
+TEST(Bounds, TheCommandQueueAsTheShareOfTheCoresTimeInItAndTheLinksInTheWindow) {
+  config::RunConfig cfg = platform_with_two_drives_and_tbus();
+  DeviceConfig nic;
+  nic.name = "nic0";
+  nic.type = "nic";
+  nic.params = {{"link_gbps", 100.0}};
+  cfg.devices.push_back(nic);
+  StatsRegistry s;
+  for (unsigned c : {0u, 1u}) {
+    s.value("cpus.cpu" + std::to_string(c) + ".busy_ns") = 900.0;
+    s.value("cpus.cpu" + std::to_string(c) + ".idle_ns") = 100.0;
+  }
+  s.counter("sw.fio.smmu_cmdq_ps").add(1'900'000);  // 1900 of the cores' 2000 ns
+  s.value("sw.net_rx.gbps") = 95.0;
+  s.value("nic0.rx_gbps") = 60.0;  // from its first frame, ramp-up included
+  const auto use = resource_use(s, cfg);
+  EXPECT_EQ(bounds(use), (std::vector<std::string>{"smmu command queue (cores of fio in it) 95.0 %",
+                                                    "links, net_rx's goodput in its window 95.0 %"}));
+}
+
 TEST(Bounds, NothingNearItsCapacityIsNoBound) {
   StatsRegistry s;
   s.value("dram.utilization") = 0.2;
