@@ -72,6 +72,41 @@ TEST_P(Golden, SimulatedResultsAreUnchanged) {
 INSTANTIATE_TEST_SUITE_P(Shipped, Golden, ::testing::ValuesIn(golden_scenarios()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
+// Every point of every shipped sweep is physically possible (invariants.h):
+// the golden runs above check only each sweep's base point.
+std::vector<std::string> shipped_sweeps() {
+  std::vector<std::string> v;
+  for (const auto& e : fs::directory_iterator(fs::path(SMMU_VP_SOURCE_DIR) / "platform" / "scenarios"))
+    if (read_json(e.path()).contains("sweep")) v.push_back(e.path().stem().string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+class SweepPoints : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SweepPoints, EveryPointIsPhysicallyPossible) {
+#ifdef SMMU_VP_SANITIZED
+  GTEST_SKIP() << "the normal build checks the shipped results; a sanitized one would take minutes per sweep";
+#endif
+  const std::string name = GetParam();
+  const fs::path out = temp_dir("sweep-points-" + name);
+  const Cmd r = sh("sweep " + kScenarios + name + ".json --jobs 2 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  unsigned points = 0;
+  for (const auto& e : fs::directory_iterator(out)) {
+    if (!fs::exists(e.path() / "stats.json")) continue;
+    ++points;
+    const nlohmann::json run = read_json(e.path() / "stats.json")["run"];
+    EXPECT_FALSE(run.contains("invariant_violations"))
+        << name << ", " << e.path().filename().string() << ": " << run["invariant_violations"].dump();
+  }
+  EXPECT_GT(points, 0u) << r.out;
+  fs::remove_all(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, SweepPoints, ::testing::ValuesIn(shipped_sweeps()),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
 TEST(GoldenSet, EveryShippedScenarioWithAppsHasGoldenResults) {
   const auto have = golden_scenarios();
   for (const auto& e : fs::directory_iterator(fs::path(SMMU_VP_SOURCE_DIR) / "platform" / "scenarios")) {
