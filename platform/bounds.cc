@@ -19,8 +19,11 @@ double param(const nlohmann::json& params, const char* name) {
 
 std::vector<ResourceUse> resource_use(const StatsRegistry& s, const config::RunConfig& cfg) {
   std::vector<ResourceUse> out;
+  // A model's use over the apps' measurement window (path + "_in_window")
+  // when there was one, else over the run.
   auto add = [&](std::string resource, const std::string& path, double capacity) {
-    const double* v = s.find_value(path);
+    const double* v = s.find_value(path + "_in_window");
+    if (!v) v = s.find_value(path);
     if (v && capacity > 0) out.push_back({std::move(resource), *v / capacity});
   };
   // The apps' cores: the app's own figure over its window when it gives one,

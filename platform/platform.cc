@@ -79,7 +79,8 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
     devices_.push_back(std::move(dev));
   }
 
-  hal_ = std::make_unique<HalContext>(HalPlatform{cfg_, *cpus_, stats_, *log_, smmu_.get(), recorder_});
+  hal_ = std::make_unique<HalContext>(HalPlatform{cfg_, *cpus_, stats_, *log_, smmu_.get(), recorder_,
+                                                  [this](Ps start, Ps end) { set_window(start, end); }});
   for (const auto& a : cfg_.apps) {
     for (unsigned c : a.cores) {
       const hal_app* app = a.app;
@@ -247,6 +248,19 @@ RunResult Platform::run(const std::function<void(const Progress&)>& progress, do
   return r;
 }
 
+void Platform::set_window(Ps start, Ps end) {
+  if (end <= start) return;
+  if (window_end_ > window_start_) {
+    start = std::min(start, window_start_);
+    end = std::max(end, window_end_);
+  }
+  window_start_ = start;
+  window_end_ = end;
+  dram_->core().set_window(start, end);
+  if (smmu_) smmu_->set_window(start, end);
+  for (auto& d : devices_) d->set_window(start, end);
+}
+
 void Platform::finalize_stats(Ps end) {
   dram_->core().finalize(end);
   intc_->finalize();
@@ -270,6 +284,7 @@ nlohmann::json Platform::results_json(const RunResult& r) const {
                      {"busy_ns", c.busy_ns}, {"idle_ns", c.idle_ns}, {"utilisation", c.utilisation}});
   }
   run["cores"] = cores;
+  if (window_end_ > window_start_) run["window_ns"] = {ps_to_ns(window_start_), ps_to_ns(window_end_)};
   // Only when there are any: the results of a sound run keep their shape.
   if (const auto broken = invariant_violations(stats_, cfg_); !broken.empty()) run["invariant_violations"] = broken;
   if (const auto unsteady = steady_state_warnings(stats_); !unsteady.empty()) run["steady_state_warnings"] = unsteady;

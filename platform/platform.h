@@ -116,6 +116,10 @@ class Platform {
                           double progress_interval_s);
   void containment_outcome(RunResult& r, const Containment& guard) const;
   void finalize_stats(Ps end);  // end: simulated end of the run
+  // An app announced its measurement window (hal_measure_window): the
+  // models sum their use over it too; several apps' windows make one, their
+  // union.
+  void set_window(Ps start, Ps end);
 
   config::RunConfig cfg_;
   TraceSink* trace_;
@@ -135,6 +139,7 @@ class Platform {
   double watchdog_s_ = 0;
   bool kernel_abandoned_ = false;
   DmaTraceRecorder* recorder_ = nullptr;
+  Ps window_start_ = 0, window_end_ = 0;  // none while equal
 };
 
 }  // namespace smmu_vp

@@ -123,6 +123,10 @@ Resource::Grant Resource::reserve(Ps arrival, Ps duration) {
   update_summary(slot);
   ++requests_;
   busy_time_ += duration;
+  if (window_end_ > window_start_) {
+    const Ps a = std::max(start, window_start_), b = std::min(end, window_end_);
+    if (b > a) window_busy_ += b - a;
+  }
   waited_ += start - arrival;
   last_end_ = std::max(last_end_, end);
   return {start, end, start - arrival, static_cast<unsigned>(slot)};

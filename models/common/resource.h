@@ -48,6 +48,20 @@ class Resource {
   unsigned slots() const { return static_cast<unsigned>(busy_.size()); }
   uint64_t requests() const { return requests_; }
   Ps busy_time() const { return busy_time_; }  // summed over slots
+  // A measurement window (an app's, announced by the platform): from then on
+  // the busy time falling inside [start, end) is summed too, so that a share
+  // of capacity can be taken over the window rather than the whole run.
+  void set_window(Ps start, Ps end) {
+    window_start_ = start;
+    window_end_ = end;
+  }
+  bool has_window() const { return window_end_ > window_start_; }
+  Ps window_busy_time() const { return window_busy_; }  // summed over slots
+  // Busy share of the slots over the window (0 without one).
+  double window_utilisation() const {
+    return has_window() ? static_cast<double>(window_busy_) / (static_cast<double>(window_end_ - window_start_) * slots())
+                        : 0.0;
+  }
   Ps wait_time() const { return waited_; }     // summed over requests
   Ps last_end() const { return last_end_; }
   size_t tracked_intervals() const;
@@ -117,6 +131,7 @@ class Resource {
   }
   uint64_t requests_ = 0;
   Ps busy_time_ = 0;
+  Ps window_start_ = 0, window_end_ = 0, window_busy_ = 0;
   Ps waited_ = 0;
   Ps last_end_ = 0;
 };

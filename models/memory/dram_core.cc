@@ -56,6 +56,7 @@ void DramCore::finalize(Ps sim_end) {
   const double bytes = static_cast<double>(bytes_read_.value() + bytes_written_.value());
   stats_.value(name_ + ".bandwidth_gbps") = bytes / ps_to_ns(sim_end);
   stats_.value(name_ + ".utilization") = static_cast<double>(bus_.busy_time()) / static_cast<double>(sim_end);
+  if (bus_.has_window()) stats_.value(name_ + ".utilization_in_window") = bus_.window_utilisation();
 }
 
 }  // namespace smmu_vp

@@ -50,6 +50,8 @@ class DramCore {
   // Derived figures for a run that lasted `sim_end`: achieved bandwidth and
   // bus utilisation, into the stats registry.
   void finalize(Ps sim_end);
+  // An app's measurement window: the bus's use inside it (utilization_in_window).
+  void set_window(Ps start, Ps end) { bus_.set_window(start, end); }
 
  private:
   std::string name_;

@@ -148,6 +148,7 @@ void Nic::receive(const RxFrame& f) {
         const Ps wb = complete_descriptor(q, r, cache, f.bytes, NIC_DESC_DD, f.last_byte, written);
         core_.count(NicStat::kRxPackets);
         core_.count(NicStat::kRxBytes, f.bytes);
+        if (in_window(f.last_byte)) rx_window_bytes_ += f.bytes;
         rx_dma_latency_.record(wb - f.last_byte);
         rx_last_ = std::max(rx_last_, wb);
       } else {
@@ -292,6 +293,7 @@ bool Nic::send_one(unsigned q) {
   wire_tx_free_ = on_wire + wire_time_ps(d.len, cfg_.link_gbps);
   if (tx_first_ == 0) tx_first_ = on_wire;
   tx_last_ = wire_tx_free_;
+  if (in_window(on_wire)) tx_window_bytes_ += d.len;
   complete_descriptor(q, r, cache, d.len, NIC_DESC_DD, wire_tx_free_, wire_tx_free_);
   core_.count(NicStat::kTxPackets);
   core_.count(NicStat::kTxBytes, d.len);
@@ -387,6 +389,11 @@ void Nic::finalize() {
     stats_.value(p + "rx_gbps") = 8.0 * static_cast<double>(core_.stat(NicStat::kRxBytes)) / ps_to_ns(rx_last_ - rx_first_);
   if (tx_last_ > tx_first_)
     stats_.value(p + "tx_gbps") = 8.0 * static_cast<double>(core_.stat(NicStat::kTxBytes)) / ps_to_ns(tx_last_ - tx_first_);
+  if (window_end_ > window_start_) {
+    const double ns = ps_to_ns(window_end_ - window_start_);
+    stats_.value(p + "rx_gbps_in_window") = 8.0 * static_cast<double>(rx_window_bytes_) / ns;
+    stats_.value(p + "tx_gbps_in_window") = 8.0 * static_cast<double>(tx_window_bytes_) / ns;
+  }
 }
 
 }  // namespace smmu_vp

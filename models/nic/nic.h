@@ -71,6 +71,12 @@ class Nic : public sc_core::sc_module {
   const NicConfig& config() const { return cfg_; }
   // End-of-run figures (the statistics registers, achieved rates) into the stats registry.
   void finalize();
+  // An app's measurement window: frames on the wire inside it are also
+  // counted on their own (rx_gbps_in_window, tx_gbps_in_window).
+  void set_window(Ps start, Ps end) {
+    window_start_ = start;
+    window_end_ = end;
+  }
 
  private:
   struct CachedDesc {
@@ -128,6 +134,9 @@ class Nic : public sc_core::sc_module {
   std::deque<Ps> tx_on_wire_;  // wire start of the frames read ahead
   unsigned tx_next_queue_ = 0;
   Ps rx_first_ = 0, rx_last_ = 0, tx_first_ = 0, tx_last_ = 0;
+  Ps window_start_ = 0, window_end_ = 0;
+  uint64_t rx_window_bytes_ = 0, tx_window_bytes_ = 0;
+  bool in_window(Ps t) const { return t >= window_start_ && t < window_end_; }
 
   Counter& rx_offered_;
   Counter& irqs_;

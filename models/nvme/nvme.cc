@@ -355,6 +355,10 @@ Ps Nvme::media(bool write, uint64_t bytes, Ps at) {
   media_free_ = xfer_start + transfer_time_ps(bytes, mbps / 1000.0);
   slot = media_free_;
   media_busy_ += media_free_ - start;
+  if (window_end_ > window_start_) {
+    const Ps a = std::max(start, window_start_), b = std::min(media_free_, window_end_);
+    if (b > a) media_window_busy_ += b - a;
+  }
   return media_free_;
 }
 
@@ -458,6 +462,9 @@ void Nvme::finalize() {
     stats_.value(p + "media_utilisation") =
         static_cast<double>(media_busy_) / (static_cast<double>(io_last_ - io_first_) * media_slots_.size());
   }
+  if (window_end_ > window_start_)
+    stats_.value(p + "media_utilisation_in_window") =
+        static_cast<double>(media_window_busy_) / (static_cast<double>(window_end_ - window_start_) * media_slots_.size());
 }
 
 }  // namespace smmu_vp

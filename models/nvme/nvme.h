@@ -77,6 +77,12 @@ class Nvme : public sc_core::sc_module {
   const NvmeConfig& config() const { return cfg_; }
   // End-of-run figures (counters, IOPS and bandwidth) into the stats registry.
   void finalize();
+  // An app's measurement window: the media slots' use inside it is also
+  // summed (media_utilisation_in_window).
+  void set_window(Ps start, Ps end) {
+    window_start_ = start;
+    window_end_ = end;
+  }
 
  private:
   // A command on its way to its completion queue.
@@ -160,6 +166,7 @@ class Nvme : public sc_core::sc_module {
   std::vector<Ps> read_slots_, write_slots_, media_slots_;
   Ps media_free_ = 0;                        // the media's bandwidth
   Ps media_busy_ = 0;                        // summed over the media slots
+  Ps window_start_ = 0, window_end_ = 0, media_window_busy_ = 0;
   Ps up_free_ = 0, down_free_ = 0;           // host link, device-to-host and host-to-device
   std::vector<uint8_t> sq_buf_;
   Ps io_first_ = 0, io_last_ = 0;

@@ -420,6 +420,8 @@ void Smmu::finalize(Ps end) {
   if (end)
     stats_.value(stat(*this, "cmdq.lane_utilisation")) =
         static_cast<double>(cmd_lanes_.busy_time()) / (static_cast<double>(end) * cmd_lanes_.slots());
+  if (cmd_lanes_.has_window())
+    stats_.value(stat(*this, "cmdq.lane_utilisation_in_window")) = cmd_lanes_.window_utilisation();
 }
 
 void Smmu::finish_trace(Ps end) {

@@ -84,6 +84,12 @@ class Smmu : public sc_core::sc_module, public WatchableRegisters, private SmmuR
   // The run ended at `end`: publishes what is known only then (the slot
   // pools' and the command lanes' utilisation).
   void finalize(Ps end);
+  // An app's measurement window: the slot pools and command lanes also sum
+  // their use inside it (the *_in_window statistics).
+  void set_window(Ps start, Ps end) {
+    translator_->set_window(start, end);
+    cmd_lanes_.set_window(start, end);
+  }
   // Service Failure Mode (IHI 0070 12.3): what the SMMU does when it has lost
   // internal consistency (an uncorrected error in its own state). Entry is
   // IMPLEMENTATION DEFINED and the model has no internal error of its own, so

@@ -42,6 +42,7 @@ void Tbu::finish(Ps end) {
   if (end == 0) return;
   stats_.value(prefix_ + ".slot_utilisation") =
       static_cast<double>(slots_.busy_time()) / (static_cast<double>(end) * slots_.slots());
+  if (slots_.has_window()) stats_.value(prefix_ + ".slot_utilisation_in_window") = slots_.window_utilisation();
 }
 
 }  // namespace smmu_vp::smmu

@@ -126,10 +126,17 @@ void Translator::broadcast_sync() {
   for (auto& b : tbus_) b->syncs.add();
 }
 
+void Translator::set_window(Ps start, Ps end) {
+  translation_slots_.set_window(start, end);
+  walker_slots_.set_window(start, end);
+  for (auto& b : tbus_) b->slots().set_window(start, end);
+}
+
 void Translator::finish(Ps end) {
   if (end == 0) return;
   auto utilisation = [&](const Resource& r, const std::string& path) {
     stats_.value(path) = static_cast<double>(r.busy_time()) / (static_cast<double>(end) * r.slots());
+    if (r.has_window()) stats_.value(path + "_in_window") = r.window_utilisation();
   };
   utilisation(translation_slots_, prefix_ + (tbus_.empty() ? "" : ".tcu") + ".translation_slot_utilisation");
   utilisation(walker_slots_, prefix_ + ".walker_utilisation");

@@ -141,8 +141,11 @@ class Translator {
   // DTI sync reaching every TBU. No effect without TBUs.
   void broadcast_invalidation(bool cfgi);
   void broadcast_sync();
-  // Publishes what is known only at the end: each slot pool's utilisation.
+  // Publishes what is known only at the end: each slot pool's utilisation
+  // (over the run, and over the measurement window when there is one).
   void finish(Ps end);
+  // An app's measurement window, for every slot pool (Resource::set_window).
+  void set_window(Ps start, Ps end);
   ConfigCache& config_cache() { return config_cache_; }
 
  private:

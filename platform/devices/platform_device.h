@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <utility>
 
 #include <tlm>
 
 #include "common/irq_sink.h"
+#include "common/sim_time.h"
 #include "common/stats.h"
 #include "common/trace.h"
 #include "config/device_type.h"
@@ -24,7 +26,15 @@ class PlatformDevice {
   virtual tlm::tlm_initiator_socket<>& mem() = 0;
   // End-of-run figures into the stats registry.
   virtual void finalize() {}
+  // An app's measurement window, for a device that sums its use inside it.
+  virtual void set_window(Ps /*start*/, Ps /*end*/) {}
 };
+
+// Whether a device module sums its use over a measurement window.
+template <class M, class = void>
+constexpr bool kHasWindow = false;
+template <class M>
+constexpr bool kHasWindow<M, std::void_t<decltype(std::declval<M&>().set_window(Ps{}, Ps{}))>> = true;
 
 // The usual PlatformDevice: a SystemC module with sockets `regs` and `mem`
 // and a finalize(), built from its arguments.
@@ -36,6 +46,9 @@ class ModuleDevice : public PlatformDevice {
   tlm::tlm_target_socket<>& regs() override { return module_.regs; }
   tlm::tlm_initiator_socket<>& mem() override { return module_.mem; }
   void finalize() override { module_.finalize(); }
+  void set_window(Ps start, Ps end) override {
+    if constexpr (kHasWindow<Module>) module_.set_window(start, end);
+  }
 
  private:
   Module module_;

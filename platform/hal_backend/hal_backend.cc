@@ -126,6 +126,9 @@ uint64_t hal_now_ps(void) {
 }
 uint64_t hal_now_ns(void) { return hal_now_ps() / smmu_vp::kPsPerNs; }
 uint64_t hal_clock_ps(void) { return core().now(); }
+void hal_measure_window(uint64_t start_ns, uint64_t end_ns) {
+  ctx().measure_window(start_ns * smmu_vp::kPsPerNs, end_ns * smmu_vp::kPsPerNs);
+}
 void hal_delay_ns(uint64_t ns) { core().advance(ns * smmu_vp::kPsPerNs); }
 void hal_cycles(uint64_t n) { core().cycles(n); }
 

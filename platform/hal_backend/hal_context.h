@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,6 +34,9 @@ struct HalPlatform {
   spdlog::logger& log;
   smmu::Smmu* smmu;                    // null on a platform without one
   DmaTraceRecorder* const& recorder;   // the platform's: null while not recording
+  // An app's measurement window (hal_measure_window): the platform's models
+  // then also sum their use over it.
+  std::function<void(Ps start, Ps end)> measure_window;
 };
 
 class HalContext {
@@ -50,6 +54,9 @@ class HalContext {
   StatsRegistry& stats() { return platform_.stats; }
   spdlog::logger& log() { return platform_.log; }
   smmu::Smmu* smmu() { return platform_.smmu; }
+  void measure_window(Ps start, Ps end) {
+    if (platform_.measure_window) platform_.measure_window(start, end);
+  }
   DmaTraceRecorder* dma_trace_recorder() { return platform_.recorder; }
 
   struct CoreApp {

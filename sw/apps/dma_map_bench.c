@@ -93,6 +93,7 @@ static int bench_main(void) {
   while (hal_load32(&started) < hal_app_cores()) hal_wfe();
   if (hal_app_rank() == 0) {
     const uint64_t start = hal_now_ns() + hal_param("warmup_us") * 1000;
+    hal_measure_window(start, start + hal_param("runtime_us") * 1000);
     hal_store64(&window_end, start + hal_param("runtime_us") * 1000);
     hal_store64(&window_start, start);
     hal_sev();

@@ -461,6 +461,7 @@ static int fio_main(void) {
   }
   if (job.rank == 0) {
     const uint64_t start = hal_now_ns() + hal_param("warmup_us") * 1000;
+    hal_measure_window(start, start + hal_param("runtime_us") * 1000);
     hal_store64(&window_end, start + hal_param("runtime_us") * 1000);
     hal_store64(&window_start, start);
     hal_sev();

@@ -79,6 +79,10 @@ uint64_t hal_now_ps(void);
  * the time goes (reading it costs no simulated time and changes nothing).
  * Between two readings on one core it measures the core's own time. */
 uint64_t hal_clock_ps(void);
+/* An app's measurement window, [start_ns, end_ns), announced before it
+ * opens: the platform then measures its resources' use over it too (what
+ * bounded the run: platform/bounds.h). Untimed; a port may ignore it. */
+void hal_measure_window(uint64_t start_ns, uint64_t end_ns);
 void hal_delay_ns(uint64_t ns);
 /* Compute annotation: n cycles at the configured CPU frequency. */
 void hal_cycles(uint64_t n);

@@ -20,6 +20,21 @@ TEST(Resource, NeedsAtLeastOneSlot) {
   EXPECT_EQ(r.name(), "bus");
 }
 
+// A measurement window: only the busy time inside it counts toward the
+// window's share; the run's total is unchanged.
+TEST(Resource, WindowSumsOnlyTheBusyTimeInsideIt) {
+  Resource r("r", 2);
+  EXPECT_FALSE(r.has_window());
+  EXPECT_EQ(r.window_utilisation(), 0.0);
+  r.set_window(100, 200);
+  r.reserve(50, 100);   // [50, 150): 50 inside
+  r.reserve(180, 100);  // other slot, [180, 280): 20 inside
+  r.reserve(300, 10);   // after it: none
+  EXPECT_EQ(r.busy_time(), 210u);
+  EXPECT_EQ(r.window_busy_time(), 70u);
+  EXPECT_DOUBLE_EQ(r.window_utilisation(), 70.0 / (100.0 * 2));
+}
+
 TEST(Resource, IdleResourceGrantsAtArrival) {
   Resource r("bus", 1);
   const auto g = r.reserve(100, 10);

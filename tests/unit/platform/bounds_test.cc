@@ -81,6 +81,16 @@ TEST(Bounds, TheCommandQueueAsTheShareOfTheCoresTimeInItAndTheLinksInTheWindow) 
                                                     "links, net_rx's goodput in its window 95.0 %"}));
 }
 
+// A model's use over the apps' window, when it has one, is what counts: a
+// run's total dilutes it with the warm-up.
+TEST(Bounds, TheWindowsShareWinsOverTheRuns) {
+  StatsRegistry s;
+  s.value("smmu.cmdq.lane_utilisation") = 0.6;
+  s.value("smmu.cmdq.lane_utilisation_in_window") = 0.99;
+  const auto use = resource_use(s, platform_with_two_drives_and_tbus());
+  EXPECT_EQ(bounds(use), (std::vector<std::string>{"smmu command lanes 99.0 %"}));
+}
+
 TEST(Bounds, NothingNearItsCapacityIsNoBound) {
   StatsRegistry s;
   s.value("dram.utilization") = 0.2;
