@@ -37,6 +37,30 @@ struct smmu_device *iommu_setup_smmu(const char *app, bool *failed) {
   return &smmu;
 }
 
+/* The ASIDs of the domains the apps have attached: two domains must never
+ * share one, or the SMMU's TLB takes one's translations for the other's (a
+ * NIC beside fio both asked for ASID 1). Plain memory, not HAL atomics: the
+ * platform runs its cores one at a time between HAL calls, and claim_asid
+ * makes none, so the claim is atomic and costs no simulated time. */
+#define IOMMU_SETUP_MAX_DOMAINS 64u
+static uint16_t asids_taken[IOMMU_SETUP_MAX_DOMAINS];
+static unsigned asids_count;
+
+/* `want` if no domain has it, else one above the highest taken; 0 when
+ * every slot is used. */
+static uint16_t claim_asid(uint16_t want) {
+  uint16_t highest = 0;
+  bool taken = false;
+  for (unsigned i = 0; i < asids_count; i++) {
+    if (asids_taken[i] == want) taken = true;
+    if (asids_taken[i] > highest) highest = asids_taken[i];
+  }
+  if (asids_count == IOMMU_SETUP_MAX_DOMAINS) return 0;
+  const uint16_t got = taken ? (uint16_t)(highest + 1) : want;
+  asids_taken[asids_count++] = got;
+  return got;
+}
+
 int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_t asid, struct swiotlb_mem *bounce) {
   sw_memset(d, 0, sizeof *d);
   bool failed;
@@ -44,6 +68,14 @@ int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_
   if (!s) return failed ? -1 : 0;
   const unsigned unmap = (unsigned)hal_param("unmap");
   if (unmap == 2) return smmu_attach_bypass(s, sid) == 0 ? 0 : -1;
+  const uint16_t want = asid;
+  asid = claim_asid(want);
+  if (asid == 0) {
+    hal_log(HAL_LOG_ERROR, "%s: stream %u: every one of the %u DMA domains is in use", app, sid, IOMMU_SETUP_MAX_DOMAINS);
+    return -1;
+  }
+  if (asid != want)
+    hal_log(HAL_LOG_INFO, "%s: stream %u: ASID %u is another domain's; this one takes ASID %u", app, sid, want, asid);
   const struct iommu_domain_policy dp = {(enum iommu_walk_flush_policy)hal_param("walk_flush"),
                                          (enum iommu_map_sg_policy)hal_param("map_sg"), hal_param("coherent_walk") == 0,
                                          hal_param("sync_each_page") != 0, false};

@@ -1,0 +1,89 @@
+// Device apps side by side on one SMMU (issue 36): each translates and moves
+// data together as it does alone. Two apps' domains once shared an ASID
+// (the NIC's 1 and fio's first drive's 1), and the SMMU's TLB gave each the
+// other's translations: the NIC took bad descriptors and received nothing,
+// while the run completed.
+#include "cli_support.h"
+
+namespace cli_test {
+namespace {
+
+struct App {
+  std::string name;            // as the app is called
+  nlohmann::json entry;        // its scenario.apps entry
+  std::vector<unsigned> sids;  // the streams it drives
+};
+
+std::vector<unsigned> cores(unsigned first, unsigned n) {
+  std::vector<unsigned> v;
+  for (unsigned i = 0; i < n; ++i) v.push_back(first + i);
+  return v;
+}
+
+App nic(unsigned first_core) {
+  return {"net_rx",
+          {{"app", "net_rx"}, {"cores", cores(first_core, 16)},
+           {"params", {{"unmap", "strict"}, {"sync", "msi"}, {"warmup_us", 2000}, {"duration_us", 500}}}},
+          {32}};
+}
+App nvme(unsigned first_core, unsigned jobs) {
+  return {"fio",
+          {{"app", "fio"}, {"cores", cores(first_core, jobs)},
+           {"params", {{"drives", 4}, {"unmap", "strict"}, {"sync", "msi"}, {"warmup_us", 500}, {"runtime_us", 500}}}},
+          {48, 49, 50, 51}};
+}
+App camera(unsigned core) {
+  return {"camera", {{"app", "camera"}, {"cores", {core}}, {"params", {{"duration_us", 70000}, {"buffers", 4}}}}, {64}};
+}
+
+nlohmann::json run(const fs::path& dir, const std::string& label, const std::vector<App>& apps) {
+  unsigned n = 0;
+  nlohmann::json entries = nlohmann::json::array();
+  for (const App& a : apps) {
+    entries.push_back(a.entry);
+    for (unsigned c : a.entry["cores"]) n = std::max(n, c + 1);
+  }
+  const nlohmann::json doc = {
+      {"platform", std::string(SMMU_VP_SOURCE_DIR) + "/platform/platforms/base.json"},
+      {"set", {{"platform.cpu.count", n}}},
+      {"scenario", {{"name", label}, {"apps", entries}, {"stop", {{"max_time_us", 200000}}}}}};
+  const std::string file = write_file(dir, label + ".json", doc.dump());
+  const Cmd r = sh("run " + file + " --quiet --strict --out " + (dir / label).string());
+  EXPECT_EQ(r.exit_code, 0) << label << ":\n" << r.out;
+  return read_json(dir / label / "stats.json");
+}
+
+// What an app moved, in its own terms.
+double moved(const App& a, const nlohmann::json& stats) {
+  const nlohmann::json& sw = stats["sw"][a.name];
+  if (a.name == "net_rx") return sw["gbps"].get<double>();
+  if (a.name == "fio") return sw["iops"].get<double>();
+  return sw["frames_captured"].get<double>();
+}
+
+void together_as_alone(const std::string& label, const std::vector<App>& apps) {
+  const fs::path d = temp_dir("mix-" + label);
+  const nlohmann::json both = run(d, "both", apps);
+  EXPECT_EQ(both["smmu"]["faults"]["total"].get<uint64_t>(), 0u) << label;
+  for (const App& a : apps) {
+    App alone = a;
+    // Alone on cores from 0, with as many.
+    const size_t n = a.entry["cores"].size();
+    alone.entry["cores"] = cores(0, static_cast<unsigned>(n));
+    const nlohmann::json solo = run(d, "alone-" + a.name, {alone});
+    const double want = moved(a, solo), got = moved(a, both);
+    EXPECT_GT(want, 0) << label << ": " << a.name << " moves nothing even alone";
+    EXPECT_GE(got, 0.95 * want) << label << ": " << a.name << " moved " << got << " beside the other, " << want << " alone";
+    for (unsigned sid : a.sids)
+      EXPECT_GT(both["smmu"]["tlb"]["by_sid"][std::to_string(sid)]["lookups"].get<uint64_t>(), 0u)
+          << label << ": stream " << sid << " of " << a.name << " was not translated";
+  }
+  fs::remove_all(d);
+}
+
+TEST(CliMix, NicBesideFourNvmeDrives) { together_as_alone("nic-nvme", {nic(0), nvme(16, 8)}); }
+TEST(CliMix, NicBesideTheCamera) { together_as_alone("nic-camera", {nic(0), camera(16)}); }
+TEST(CliMix, NvmeBesideTheCamera) { together_as_alone("nvme-camera", {nvme(0, 4), camera(4)}); }
+
+}  // namespace
+}  // namespace cli_test
