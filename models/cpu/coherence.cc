@@ -38,18 +38,18 @@ void CoherenceTracker::grow() {
   }
 }
 
-uint64_t CoherenceTracker::holders(uintptr_t addr, unsigned cpu, bool write) {
+CoreSet CoherenceTracker::holders(uintptr_t addr, unsigned cpu, bool write) {
   Slot& line = find(addr >> kLineShift);
-  const uint64_t me = 1ull << (cpu % kMaxCores);
-  uint64_t others;
+  const CoreSet me = CoreSet::of(cpu);
+  CoreSet others;
   if (write) {
-    others = line.sharers & ~me;  // other cores hold copies to invalidate
+    others = line.sharers.without(me);  // other cores hold copies to invalidate
     line.sharers = me;
   } else {
-    others = (line.sharers & me) == 0 ? line.sharers : 0;
-    line.sharers |= me;
+    if (!line.sharers.intersects(me)) others = line.sharers;
+    line.sharers = line.sharers | me;
   }
-  if (others) ++transfers_;
+  if (!others.empty()) ++transfers_;
   else ++local_;
   return others;
 }

@@ -383,7 +383,7 @@ void CpuCore::catch_up() {
 // What moving a line to `cpu` costs when `others` hold it: a write waits
 // for the farthest copy to be given up, a load takes the line from the
 // nearest core that has it.
-double line_transfer_ns(const CpuConfig& cfg, unsigned cpu, uint64_t others, bool is_write) {
+double line_transfer_ns(const CpuConfig& cfg, unsigned cpu, const CoreSet& others, bool is_write) {
   // One cluster holds every core (the default): no holder to look at.
   if (cfg.cluster_cores >= cfg.count) return cfg.cacheline_transfer_ns;
   auto cost_from = [&](unsigned other) {
@@ -392,11 +392,10 @@ double line_transfer_ns(const CpuConfig& cfg, unsigned cpu, uint64_t others, boo
     return cfg.cacheline_transfer_remote_ns;
   };
   double cost = is_write ? 0.0 : -1.0;
-  for (unsigned c = 0; others; ++c, others >>= 1) {
-    if (!(others & 1)) continue;
+  others.for_each([&](unsigned c) {
     const double ns = cost_from(c);
     cost = is_write ? std::max(cost, ns) : (cost < 0 ? ns : std::min(cost, ns));
-  }
+  });
   return cost;
 }
 
@@ -420,10 +419,10 @@ void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
   sync_memory(is_write ? addr : nullptr);
   atomics_.add();
   const CpuConfig& cfg = cluster_.config();
-  const uint64_t others = cluster_.coherence().holders(reinterpret_cast<uintptr_t>(addr), id_, is_write);
+  const CoreSet others = cluster_.coherence().holders(reinterpret_cast<uintptr_t>(addr), id_, is_write);
   if (is_write) cluster_.core_wrote(addr);
   Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
-  if (others) {
+  if (!others.empty()) {
     line_transfers_.add();
     const Ps transfer = ns_to_ps(line_transfer_ns(cfg, id_, others, is_write));
     if (cfg.line_queueing) {

@@ -73,8 +73,8 @@ struct CpuConfig {
 };
 
 // The extra cost of an access by `cpu` to a line that the cores in `others`
-// (a bit per core, CoherenceTracker::holders) hold, by where they sit.
-double line_transfer_ns(const CpuConfig& cfg, unsigned cpu, uint64_t others, bool is_write);
+// (CoherenceTracker::holders) hold, by where they sit.
+double line_transfer_ns(const CpuConfig& cfg, unsigned cpu, const CoreSet& others, bool is_write);
 
 // The memory time, beyond cache hits, of one walk over `objects` distinct
 // objects whose working set is `footprint_bytes`, on a structure the core

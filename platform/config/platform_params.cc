@@ -6,14 +6,14 @@ const ParamTable<CpuConfig>& cpu_params() {
   static const ParamTable<CpuConfig> t = [] {
     ParamTable<CpuConfig> p;
     using C = CpuConfig;
-    p.add("count", &C::count, 1, 64, "cores", "Number of CPU cores.");
+    p.add("count", &C::count, 1, 256, "cores", "Number of CPU cores.");
     p.add("frequency_mhz", &C::frequency_mhz, 1, 10000, "MHz", "Core clock; hal_cycles() and the cost table count cycles of it.");
     p.add("quantum_ns", &C::quantum_ns, 1, 1e6, "ns", "Temporal-decoupling quantum: how far a core may run ahead of the others before it synchronises.");
     p.add("shared_load_cycles", &C::shared_load_cycles, 0, 1e6, "cycles", "hal_load*() of a cache line this core holds.");
     p.add("atomic_cycles", &C::atomic_cycles, 0, 1e6, "cycles", "Atomic read-modify-write or hal_store*() on a line this core owns.");
     p.add("cacheline_transfer_ns", &C::cacheline_transfer_ns, 0, 1e6, "ns", "Extra cost when the line of an atomic or shared load is held by another core of the same cluster (by every other core, with the default topology).");
-    p.add("cluster_cores", &C::cluster_cores, 1, 64, "cores", "Cores per cluster (sharing an L2 or an L3 tag): cores 0..N-1 form the first. With die_cores, sets which of the three transfer costs a moving line pays.");
-    p.add("die_cores", &C::die_cores, 1, 64, "cores", "Cores per die (a NUMA node of a multi-die package), a multiple of cluster_cores.");
+    p.add("cluster_cores", &C::cluster_cores, 1, 256, "cores", "Cores per cluster (sharing an L2 or an L3 tag): cores 0..N-1 form the first. With die_cores, sets which of the three transfer costs a moving line pays.");
+    p.add("die_cores", &C::die_cores, 1, 256, "cores", "Cores per die (a NUMA node of a multi-die package), a multiple of cluster_cores.");
     p.add("cacheline_transfer_die_ns", &C::cacheline_transfer_die_ns, 0, 1e6, "ns", "Extra cost when the line is held by a core of another cluster of the same die.");
     p.add("cacheline_transfer_remote_ns", &C::cacheline_transfer_remote_ns, 0, 1e6, "ns", "Extra cost when the line is held by a core of another die. A write waits for the farthest copy; a load takes the nearest.");
     p.add("line_queueing", &C::line_queueing, "true: a cache line serves one transfer at a time, so a core that needs a line while another core's transfer of it is under way waits for it (the atomics of a contended line serialise at the rate of its transfers, as a directory or home node serialises them); false (default): transfers of one line overlap.");

@@ -76,7 +76,7 @@ NodePtr scenario_schema() {
       {"seed", leaf(T::kUint, 1, "", "Seed of hal_random(); --seed overrides it.")},
       {"apps", array_of(object({
                             {"app", leaf(T::kString, json(), "", "Name of a built-in app (`smmu-vp apps` lists them) or of the --firmware image.")},
-                            {"cores", array_of(ranged(T::kUint, 0, 0, 63, "", ""), json(), "Cores that run it, each at most once in the scenario.")},
+                            {"cores", array_of(ranged(T::kUint, 0, 0, 255, "", ""), json(), "Cores that run it, each at most once in the scenario.")},
                             {"params", map_of(leaf(T::kUintOrName, 0, "", ""), json::object(), "The app's parameters (see the app reference below); absent ones take their defaults. A parameter with named values also takes the name (e.g. \"cmdq\": \"lockfree\").")},
                         }),
                         json::array(), "Which program runs on which cores.")},

@@ -91,12 +91,17 @@ static struct iova *slab_pop(void **free_list) {
   return iova;
 }
 
+unsigned iova_max_cpus(void) {
+  const unsigned n = hal_cpu_count();
+  return n > IOVA_MIN_CPU_BLOCKS ? n : IOVA_MIN_CPU_BLOCKS;
+}
+
 static struct iova *iova_node_alloc(struct iova_domain *d) {
   const unsigned cpu = hal_cpu_id();
   struct iova *iova;
 
   iova_charge_kmem(d);
-  if (cpu < IOVA_MAX_CPUS) {
+  if (cpu < iova_max_cpus()) {
     /* Only this CPU touches its list; masking interrupts keeps a handler on
      * the same core from interleaving. */
     struct iova_cpu *c = iova_cpu_block(d, cpu);
@@ -121,7 +126,7 @@ static void iova_node_free(struct iova_domain *d, struct iova *iova) {
   struct slab_link *obj = (struct slab_link *)(void *)iova;
 
   iova_charge_kmem(d);
-  if (cpu < IOVA_MAX_CPUS) {
+  if (cpu < iova_max_cpus()) {
     struct iova_cpu *c = iova_cpu_block(d, cpu);
     const unsigned flags = hal_irq_save();
     obj->next = c->slab_free;
@@ -540,7 +545,7 @@ int init_iova_domain(struct iova_domain *d, uint64_t granule, uint64_t start_pfn
 
   /* Zeroed memory: every lock starts unlocked, every magazine absent. */
   d->cpu_stride = SW_ALIGN_UP((uint64_t)sizeof(struct iova_cpu), (uint64_t)CACHE_LINE);
-  d->cpus = hal_dma_alloc(d->cpu_stride * IOVA_MAX_CPUS, CACHE_LINE, &pa);
+  d->cpus = hal_dma_alloc(d->cpu_stride * iova_max_cpus(), CACHE_LINE, &pa);
   if (d->cpus == NULL)
     return -1;
   if (d->policy.rcache) {
@@ -557,7 +562,7 @@ int init_iova_domain(struct iova_domain *d, uint64_t granule, uint64_t start_pfn
 
 void put_iova_domain(struct iova_domain *d) {
   if (d->cpus != NULL) {
-    for (unsigned cpu = 0; cpu < IOVA_MAX_CPUS; cpu++) {
+    for (unsigned cpu = 0; cpu < iova_max_cpus(); cpu++) {
       struct iova_cpu *c = iova_cpu_block(d, cpu);
       for (unsigned order = 0; order < IOVA_RCACHE_ORDERS; order++) {
         iova_mag_free(d, c->rc[order].loaded);

@@ -65,9 +65,13 @@ extern "C" {
  * 5.15 (128 before). */
 #define IOVA_MAG_SIZE 127u
 #define IOVA_DEPOT_MAX_MAGS 32u
-/* Per-CPU state exists for CPU ids below this (the platform has at most 64
- * cores); a higher id would bypass the rcache. */
-#define IOVA_MAX_CPUS 64u
+/* Per-CPU state exists for every core of the platform, in at least this many
+ * blocks (so that the layout of a platform of up to 64 cores, and with it its
+ * results, is what it was before more were possible). */
+#define IOVA_MIN_CPU_BLOCKS 64u
+/* CPU ids below this have per-CPU state; a higher id (none on the
+ * platform) would bypass the rcache. */
+unsigned iova_max_cpus(void);
 /* Bytes a tree node occupies in Linux, for the working set of a walk: struct
  * iova (an rb_node and two pfns, 40 bytes on 64-bit) comes from a slab cache
  * created with SLAB_HWCACHE_ALIGN (iova_cache_get, drivers/iommu/iova.c of
@@ -152,11 +156,11 @@ struct iova_domain {
 
   /* rcache (policy.rcache): one depot per order, per-CPU magazines. */
   struct iova_rcache *rcaches[IOVA_RCACHE_ORDERS];
-  struct iova_cpu *cpus; /* IOVA_MAX_CPUS blocks of cpu_stride bytes */
+  struct iova_cpu *cpus; /* iova_max_cpus() blocks of cpu_stride bytes */
   uint64_t cpu_stride;
 
   /* Node slab: pages from hal_dma_alloc, free nodes on per-CPU lists (no
-   * lock, like a SLUB per-CPU freelist); CPU ids at or above IOVA_MAX_CPUS
+   * lock, like a SLUB per-CPU freelist); CPU ids at or above iova_max_cpus()
    * share one list under slab_lock. */
   struct sw_spinlock slab_lock;
   void *slab_shared_free;

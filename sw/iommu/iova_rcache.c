@@ -65,7 +65,7 @@ static bool rcache_insert(struct iova_domain *d, uint64_t pfn, uint64_t size) {
   struct iova_magazine *to_free = NULL;
   bool can_insert = false;
 
-  if (order >= IOVA_RCACHE_ORDERS || cpu >= IOVA_MAX_CPUS)
+  if (order >= IOVA_RCACHE_ORDERS || cpu >= iova_max_cpus())
     return false;
   struct iova_rcache *rc = d->rcaches[order];
   struct iova_cpu_rcache *cr = &iova_cpu_block(d, cpu)->rc[order];
@@ -118,7 +118,7 @@ static uint64_t rcache_get(struct iova_domain *d, uint64_t size, uint64_t limit)
   bool has_pfn = false;
   uint64_t pfn = 0;
 
-  if (order >= IOVA_RCACHE_ORDERS || cpu >= IOVA_MAX_CPUS || limit < size)
+  if (order >= IOVA_RCACHE_ORDERS || cpu >= iova_max_cpus() || limit < size)
     return 0;
   struct iova_rcache *rc = d->rcaches[order];
   struct iova_cpu_rcache *cr = &iova_cpu_block(d, cpu)->rc[order];
@@ -151,7 +151,7 @@ static uint64_t rcache_get(struct iova_domain *d, uint64_t size, uint64_t limit)
 void iova_flush_rcaches(struct iova_domain *d) {
   if (!d->policy.rcache)
     return;
-  for (unsigned cpu = 0; cpu < IOVA_MAX_CPUS; cpu++) {
+  for (unsigned cpu = 0; cpu < iova_max_cpus(); cpu++) {
     for (unsigned order = 0; order < IOVA_RCACHE_ORDERS; order++) {
       struct iova_cpu_rcache *cr = &iova_cpu_block(d, cpu)->rc[order];
       /* Magazines, once there, stay until put_iova_domain: a CPU that never
@@ -181,7 +181,7 @@ uint64_t iova_rcache_pfns(const struct iova_domain *d) {
 
   if (!d->policy.rcache)
     return 0;
-  for (unsigned cpu = 0; cpu < IOVA_MAX_CPUS; cpu++) {
+  for (unsigned cpu = 0; cpu < iova_max_cpus(); cpu++) {
     for (unsigned order = 0; order < IOVA_RCACHE_ORDERS; order++) {
       const struct iova_cpu_rcache *cr = &iova_cpu_block(d, cpu)->rc[order];
       n += (cr->loaded != NULL ? cr->loaded->size : 0) + (cr->prev != NULL ? cr->prev->size : 0);

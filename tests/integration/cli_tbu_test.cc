@@ -100,5 +100,26 @@ TEST(CliServer, NvmeGen5SweepNamesWhatBoundsEachPolicy) {
   fs::remove_all(d);
 }
 
+// Cores at server counts: the platform takes up to 256, and cores beyond 64
+// contend for the command queue as the first 64 do (their cache lines move
+// between them: CoreSet).
+TEST(CliServer, TwoHundredFiftySixCores) {
+  const fs::path d = temp_dir("cores256");
+  std::string cores;
+  for (unsigned c = 192; c < 256; ++c) cores += (c > 192 ? "," : "") + std::to_string(c);
+  const std::string file = write_file(
+      d, "s.json",
+      std::string(R"({"platform": ")") + SMMU_VP_SOURCE_DIR + R"(/platform/platforms/base.json",
+        "set": {"platform.cpu.count": 256},
+        "scenario": {"apps": [{"app": "smmu_stress", "cores": [)" + cores + R"(], "params": {"iterations": 5, "leader_cpu": 192}}]}})");
+  const Cmd r = sh("run " + file + " --quiet --strict --out " + (d / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json s = read_json(d / "out" / "stats.json");
+  EXPECT_EQ(s["sw"]["smmu_stress"]["invalidations"].get<uint64_t>(), 64u * 5);
+  EXPECT_GT(s["cpus"]["cpu255"]["cacheline_transfers"].get<uint64_t>(), 0u);
+  EXPECT_EQ(s["cpus"]["cpu0"]["busy_ns"].get<double>(), 0.0);
+  fs::remove_all(d);
+}
+
 }  // namespace
 }  // namespace cli_test

@@ -120,7 +120,7 @@ TEST(LineTransfer, CostFollowsTheTopology) {
   cfg.cacheline_transfer_ns = 30;
   cfg.cacheline_transfer_die_ns = 35;
   cfg.cacheline_transfer_remote_ns = 80;
-  auto bit = [](unsigned c) { return uint64_t{1} << c; };
+  auto bit = [](unsigned c) { return CoreSet::of(c); };
   EXPECT_EQ(line_transfer_ns(cfg, 0, bit(3), kWrite), 30.0);   // same cluster
   EXPECT_EQ(line_transfer_ns(cfg, 0, bit(4), kWrite), 35.0);   // another cluster of the die
   EXPECT_EQ(line_transfer_ns(cfg, 0, bit(32), kWrite), 80.0);  // another die
@@ -131,16 +131,42 @@ TEST(LineTransfer, CostFollowsTheTopology) {
 
 TEST(LineTransfer, TheDefaultTopologyIsOneCluster) {
   const CpuConfig cfg;
-  EXPECT_EQ(line_transfer_ns(cfg, 0, uint64_t{1} << 63, kWrite), cfg.cacheline_transfer_ns);
+  EXPECT_EQ(line_transfer_ns(cfg, 0, CoreSet::of(63), kWrite), cfg.cacheline_transfer_ns);
+}
+
+// Server core counts: cores beyond 64 hold lines of their own, and a line
+// moving between dies far apart costs the remote transfer.
+TEST(LineTransfer, BeyondSixtyFourCores) {
+  CpuConfig cfg;
+  cfg.count = 256;
+  cfg.cluster_cores = 4;
+  cfg.die_cores = 128;
+  cfg.cacheline_transfer_ns = 30;
+  cfg.cacheline_transfer_die_ns = 35;
+  cfg.cacheline_transfer_remote_ns = 80;
+  CoherenceTracker c;
+  EXPECT_FALSE(c.access(0x3000, 200, kWrite));
+  const CoreSet from = c.holders(0x3000, 5, kRead);
+  EXPECT_TRUE(from == CoreSet::of(200));
+  EXPECT_EQ(line_transfer_ns(cfg, 5, from, kRead), 80.0);
+  EXPECT_EQ(line_transfer_ns(cfg, 201, CoreSet::of(200), kWrite), 30.0);
+  EXPECT_EQ(line_transfer_ns(cfg, 130, CoreSet::of(255) | CoreSet::of(64), kRead), 35.0);
+  unsigned n = 0, last = 0;
+  (CoreSet::of(0) | CoreSet::of(63) | CoreSet::of(64) | CoreSet::of(255)).for_each([&](unsigned core) {
+    EXPECT_GE(core, last);
+    last = core;
+    ++n;
+  });
+  EXPECT_EQ(n, 4u);
 }
 
 TEST(Coherence, HoldersNamesTheCoresAnAccessInvolves) {
   CoherenceTracker c;
   c.holders(0x1000, 1, kRead);
   c.holders(0x1000, 2, kRead);
-  EXPECT_EQ(c.holders(0x1000, 3, kWrite), (uint64_t{1} << 1) | (uint64_t{1} << 2));
-  EXPECT_EQ(c.holders(0x1000, 0, kRead), uint64_t{1} << 3);
-  EXPECT_EQ(c.holders(0x1000, 0, kRead), 0u) << "a copy it holds is local";
+  EXPECT_TRUE(c.holders(0x1000, 3, kWrite) == (CoreSet::of(1) | CoreSet::of(2)));
+  EXPECT_TRUE(c.holders(0x1000, 0, kRead) == CoreSet::of(3));
+  EXPECT_TRUE(c.holders(0x1000, 0, kRead).empty()) << "a copy it holds is local";
 }
 
 }  // namespace

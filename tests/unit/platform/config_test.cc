@@ -124,13 +124,13 @@ const BadCase kBadCases[] = {
     {"fractional_param", R"({"scenario": {"apps": [{"app": "alpha", "cores": [0], "params": {"count": 1.5}}]}})", "/scenario/apps/0/params/count", {"expected an unsigned integer"}},
     {"fractional_core", R"({"scenario": {"apps": [{"app": "alpha", "cores": [0.5]}]}})", "/scenario/apps/0/cores/0", {"expected an unsigned integer"}},
     // out of range
-    {"above_range", R"({"platform": {"cpu": {"count": 65}}})", "/platform/cpu/count", {"must be between 1 and 64"}},
-    {"below_range", R"({"platform": {"cpu": {"count": 0}}})", "/platform/cpu/count", {"must be between 1 and 64"}},
+    {"above_range", R"({"platform": {"cpu": {"count": 257}}})", "/platform/cpu/count", {"must be between 1 and 256"}},
+    {"below_range", R"({"platform": {"cpu": {"count": 0}}})", "/platform/cpu/count", {"must be between 1 and 256"}},
     {"number_below_range", R"({"platform": {"dram": {"bandwidth_gbps": 0}}})", "/platform/dram/bandwidth_gbps", {"must be between"}},
     {"negative_number", R"({"platform": {"dram": {"read_latency_ns": -1}}})", "/platform/dram/read_latency_ns", {"must be between"}},
     {"address_below_range", R"({"platform": {"dram": {"size": "1KiB"}}})", "/platform/dram/size", {"must be between"}},
     {"device_field_range", R"({"platform": {"devices": {"dma0": {"channels": 0}}}})", "/platform/devices/dma0/channels", {"must be between 1 and 64"}},
-    {"core_number_range", R"({"scenario": {"apps": [{"app": "alpha", "cores": [64]}]}})", "/scenario/apps/0/cores/0", {"must be between 0 and 63"}},
+    {"core_number_range", R"({"scenario": {"apps": [{"app": "alpha", "cores": [256]}]}})", "/scenario/apps/0/cores/0", {"must be between 0 and 255"}},
     {"stop_time_zero", R"({"scenario": {"stop": {"max_time_us": 0}}})", "/scenario/stop/max_time_us", {"must be between"}},
     {"intc_lines_range", R"({"platform": {"intc": {"lines": 2000}}})", "/platform/intc/lines", {"must be between 1 and 1024"}},
     // bad choices
