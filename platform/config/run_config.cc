@@ -80,6 +80,10 @@ NodePtr scenario_schema() {
                             {"params", map_of(leaf(T::kUintOrName, 0, "", ""), json::object(), "The app's parameters (see the app reference below); absent ones take their defaults. A parameter with named values also takes the name (e.g. \"cmdq\": \"lockfree\").")},
                         }),
                         json::array(), "Which program runs on which cores.")},
+      {"window", optional(object({
+           {"warmup_us", ranged(T::kNumber, json(), 0, 5e9, "us", "When the window opens, from the start of the run.")},
+           {"duration_us", ranged(T::kNumber, json(), 0.001, 5e9, "us", "How long it stays open.")},
+       }, "One measurement window for every app of the scenario (fio, net_rx, net_tx, dma_map_bench), in place of each app's own warmup_us and duration (runtime_us, duration_us), so that the apps of a mixed run measure the same interval. An app still setting up when it opens starts measuring late, and says so."))},
       {"stop", object({
            {"max_time_us", ranged(T::kNumber, 1e6, 0.001, 5e9, "us", "Simulated-time limit; reaching it ends the run as incomplete (exit 4). At most 5e9 us (83 minutes): SystemC counts femtoseconds in 64 bits.")},
        }, "When the run ends: when every app has returned, or at the time limit.")},
@@ -358,6 +362,13 @@ void read_scenario(RunConfig& rc, const std::vector<const hal_app*>& apps) {
   rc.name = sc["name"];
   rc.description = sc["description"];
   rc.max_time_ps = static_cast<uint64_t>(sc["stop"]["max_time_us"].get<double>() * 1e6);
+  if (sc.contains("window") && sc["window"].is_object()) {
+    const json& w = sc["window"];
+    rc.window_start_ps = static_cast<uint64_t>(w["warmup_us"].get<double>() * 1e6);
+    rc.window_end_ps = rc.window_start_ps + static_cast<uint64_t>(w["duration_us"].get<double>() * 1e6);
+    if (rc.window_end_ps > rc.max_time_ps)
+      throw ConfigError("/scenario/window", "the window ends after stop.max_time_us");
+  }
   read_apps(rc, apps);
 }
 

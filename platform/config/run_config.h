@@ -57,6 +57,8 @@ struct RunConfig {
   std::string name, description;
   std::vector<AppAssignment> apps;
   uint64_t max_time_ps = 0;
+  // scenario.window: one measurement window for every app (none while equal).
+  uint64_t window_start_ps = 0, window_end_ps = 0;
   uint64_t seed = 1;
   bool platform_given = false;  // the document named a platform (else the built-in defaults)
   PlatformOrigin origin;

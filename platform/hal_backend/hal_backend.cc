@@ -126,6 +126,14 @@ uint64_t hal_now_ps(void) {
 }
 uint64_t hal_now_ns(void) { return hal_now_ps() / smmu_vp::kPsPerNs; }
 uint64_t hal_clock_ps(void) { return core().now(); }
+int hal_scenario_window(uint64_t* start_ns, uint64_t* end_ns) {
+  const smmu_vp::config::RunConfig& c = ctx().config();
+  if (c.window_end_ps <= c.window_start_ps) return 0;
+  *start_ns = c.window_start_ps / smmu_vp::kPsPerNs;
+  *end_ns = c.window_end_ps / smmu_vp::kPsPerNs;
+  return 1;
+}
+
 void hal_measure_window(uint64_t start_ns, uint64_t end_ns) {
   ctx().measure_window(start_ns * smmu_vp::kPsPerNs, end_ns * smmu_vp::kPsPerNs);
 }

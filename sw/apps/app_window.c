@@ -2,6 +2,29 @@
 
 #include "hal/hal.h"
 
+void app_window_open(const char *app, uint64_t warmup_ns, uint64_t duration_ns, uint64_t *start_ns,
+                     uint64_t *end_ns) {
+  const uint64_t now = hal_now_ns();
+  uint64_t start, end;
+  if (hal_scenario_window(&start, &end)) {
+    if (now > start)
+      hal_log(HAL_LOG_WARN,
+              "%s: the scenario's window opened at %llu us, before the app was ready at %llu us: its figures "
+              "cover only the rest of the window (a later scenario.window.warmup_us measures all of it)",
+              app, (unsigned long long)(start / 1000), (unsigned long long)(now / 1000));
+  } else {
+    start = now + warmup_ns;
+    end = start + duration_ns;
+  }
+  if (start == 0) {
+    start = 1;
+    if (end < start) end = start;
+  }
+  hal_measure_window(start, end);
+  *start_ns = start;
+  *end_ns = end;
+}
+
 uint64_t app_wfe_in_window(uint64_t start_ns, uint64_t end_ns) {
   const uint64_t t0 = hal_now_ns();
   hal_wfe();

@@ -12,6 +12,14 @@
 extern "C" {
 #endif
 
+/* Opens the app's measurement window, on the app's first core: the
+ * scenario's (scenario.window) when it has one, else from now + warmup_ns
+ * for duration_ns; announced to the platform (hal_measure_window). An app
+ * that gets here after the scenario's window opened measures only the rest
+ * of it, and logs a warning saying so. The start is never 0 (the apps wait
+ * for a non-zero start). */
+void app_window_open(const char *app, uint64_t warmup_ns, uint64_t duration_ns, uint64_t *start_ns,
+                     uint64_t *end_ns);
 /* hal_wfe(); returns how much of the sleep fell inside [start_ns, end_ns). */
 uint64_t app_wfe_in_window(uint64_t start_ns, uint64_t end_ns);
 /* Cores busy on average over a window of `window_ns`, for `cores` cores that

@@ -460,9 +460,9 @@ static int fio_main(void) {
     return 1;
   }
   if (job.rank == 0) {
-    const uint64_t start = hal_now_ns() + hal_param("warmup_us") * 1000;
-    hal_measure_window(start, start + hal_param("runtime_us") * 1000);
-    hal_store64(&window_end, start + hal_param("runtime_us") * 1000);
+    uint64_t start, end;
+    app_window_open("fio", hal_param("warmup_us") * 1000, hal_param("runtime_us") * 1000, &start, &end);
+    hal_store64(&window_end, end);
     hal_store64(&window_start, start);
     hal_sev();
   }

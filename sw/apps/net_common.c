@@ -116,9 +116,10 @@ int net_start(struct net_core *me, bool rx) {
   while (hal_load32(&queues_open) < hal_app_cores()) hal_wfe();
   if (hal_load32(&queues_failed)) return 1;
   if (me->rank == 0) {
-    const uint64_t start = hal_now_ns() + hal_param("warmup_us") * 1000;
-    hal_measure_window(start, start + hal_param("duration_us") * 1000);
-    hal_store64(&window_end_ns, start + hal_param("duration_us") * 1000);
+    uint64_t start, end;
+    app_window_open(rx ? "net_rx" : "net_tx", hal_param("warmup_us") * 1000, hal_param("duration_us") * 1000, &start,
+                    &end);
+    hal_store64(&window_end_ns, end);
     hal_store64(&window_start_ns, start);
     nic_set_enabled(&nic, rx, !rx);
     hal_sev();

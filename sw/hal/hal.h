@@ -83,6 +83,10 @@ uint64_t hal_clock_ps(void);
  * opens: the platform then measures its resources' use over it too (what
  * bounded the run: platform/bounds.h). Untimed; a port may ignore it. */
 void hal_measure_window(uint64_t start_ns, uint64_t end_ns);
+/* The scenario's one measurement window for every app (scenario.window):
+ * returns 1 and its [start_ns, end_ns) from the start of the run, or 0 when
+ * the scenario has none and each app keeps its own. */
+int hal_scenario_window(uint64_t *start_ns, uint64_t *end_ns);
 void hal_delay_ns(uint64_t ns);
 /* Compute annotation: n cycles at the configured CPU frequency. */
 void hal_cycles(uint64_t n);

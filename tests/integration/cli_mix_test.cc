@@ -81,6 +81,45 @@ void together_as_alone(const std::string& label, const std::vector<App>& apps) {
   fs::remove_all(d);
 }
 
+// scenario.window: both apps measure the same interval, and an app still
+// setting up when it opens says so.
+TEST(CliMix, OneWindowForEveryApp) {
+  const fs::path d = temp_dir("mix-window");
+  auto doc = [&](double warmup_us) {
+    nlohmann::json apps = nlohmann::json::array({nic(0).entry, nvme(16, 8).entry});
+    return nlohmann::json{
+        {"platform", std::string(SMMU_VP_SOURCE_DIR) + "/platform/platforms/base.json"},
+        {"set", {{"platform.cpu.count", 24}}},
+        {"scenario",
+         {{"apps", apps}, {"window", {{"warmup_us", warmup_us}, {"duration_us", 500}}}, {"stop", {{"max_time_us", 100000}}}}}};
+  };
+  const std::string file = write_file(d, "w.json", doc(10000).dump());
+  const Cmd r = sh("run " + file + " --out " + (d / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json s = read_json(d / "out" / "stats.json");
+  EXPECT_EQ(s["run"]["window_ns"], nlohmann::json::array({10000000.0, 10500000.0}));
+  EXPECT_NE(r.out.find("over 0.500 ms on 16 core(s)"), std::string::npos) << r.out;  // net_rx over the scenario's window
+  EXPECT_NE(r.out.find("over 0.500 ms, 8 job(s)"), std::string::npos) << r.out;      // fio over the same
+  EXPECT_GT(s["sw"]["net_rx"]["gbps"].get<double>(), 0);
+  EXPECT_GT(s["sw"]["fio"]["iops"].get<double>(), 0);
+  EXPECT_EQ(r.out.find("before the app was ready"), std::string::npos) << r.out;
+
+  // Opened before the NIC's rings are filled: it says so.
+  const std::string early = write_file(d, "early.json", doc(100).dump());
+  const Cmd e = sh("run " + early + " --out " + (d / "early").string());
+  EXPECT_EQ(e.exit_code, 0) << e.out;
+  EXPECT_NE(e.out.find("net_rx: the scenario's window opened at 100 us, before the app was ready"), std::string::npos)
+      << e.out;
+
+  // A window past the time limit is refused, named.
+  nlohmann::json late = doc(10000);
+  late["scenario"]["stop"]["max_time_us"] = 5000;
+  const Cmd bad = sh("run " + write_file(d, "bad.json", late.dump()) + " --out " + (d / "bad").string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("/scenario/window"), std::string::npos) << bad.out;
+  fs::remove_all(d);
+}
+
 TEST(CliMix, NicBesideFourNvmeDrives) { together_as_alone("nic-nvme", {nic(0), nvme(16, 8)}); }
 TEST(CliMix, NicBesideTheCamera) { together_as_alone("nic-camera", {nic(0), camera(16)}); }
 TEST(CliMix, NvmeBesideTheCamera) { together_as_alone("nvme-camera", {nvme(0, 4), camera(4)}); }
