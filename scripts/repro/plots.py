@@ -3,6 +3,7 @@ import csv
 import math
 import os
 import re
+import textwrap
 
 from .common import require_matplotlib
 from . import sweepdata
@@ -72,7 +73,9 @@ def sweep_column(data, title, x_axis, published, base):
         ax.set_xticks([float(l) for l in labels], labels)
     ax.set_xlabel(x_axis, gid="xlabel")
     ax.set_ylabel(sweepdata_label(column), gid="ylabel")  # the ids name the labels in the SVG
-    ax.set_title(f"{data['name']}: {title}", fontsize=10)
+    # The sweep's own title when it has one (else its file's name), wrapped.
+    heading = data.get("sweep", {}).get("title") or data["name"]
+    ax.set_title(textwrap.fill(f"{heading}: {title}", 90), fontsize=9)
     ax.grid(True, alpha=0.3)
     if len(all_series) > 1 or any(r[3] is not None for r in rows):
         ax.legend(fontsize=7)
