@@ -229,6 +229,30 @@ TEST(NicModel, BufferTooSmallIsRefused) {
   EXPECT_EQ(b.mem.desc(kRing, 2).wb_status, NIC_DESC_DD);
 }
 
+// The length check's boundary (issue 37): a buffer of exactly the frame's
+// size takes it, one byte less is refused.
+TEST(NicModel, ABufferOfExactlyTheFramesSizeTakesItOneByteLessDoesNot) {
+  Bench b;
+  b.cfg.queues = 1;
+  b.cfg.rx_frame_bytes = 1514;
+  b.build();
+  b.host.body = [&](Host& h) {
+    setup_rx_ring(h, b.mem, 0, 16, 0);
+    b.mem.desc(kRing, 0).len = 1514;
+    b.mem.desc(kRing, 1).len = 1513;
+    h.wr(NIC_Q_REG(0, NIC_Q_RX_TAIL), 2);
+    h.wr(NIC_REG_CTRL, NIC_CTRL_RX_EN);
+    sc_core::wait(1, sc_core::SC_US);
+    h.wr(NIC_REG_CTRL, 0);
+  };
+  sc_core::sc_start(2, sc_core::SC_US);
+  EXPECT_EQ(b.mem.desc(kRing, 0).wb_status, NIC_DESC_DD);
+  EXPECT_EQ(b.mem.desc(kRing, 0).wb_len, 1514u);
+  EXPECT_EQ(b.mem.desc(kRing, 1).wb_status, NIC_DESC_DD | NIC_DESC_ERR_LEN);
+  EXPECT_EQ(b.stat(NicStat::kRxPackets), 1u);
+  EXPECT_EQ(b.stat(NicStat::kDescErrors), 1u);
+}
+
 TEST(NicModel, RingOutsideMemoryStopsTheQueueWithAFetchError) {
   Bench b;
   b.cfg.queues = 1;
@@ -344,6 +368,29 @@ TEST(NicModel, TransmitsAtLineRateAndWritesBack) {
     EXPECT_GE(d.wb_timestamp_ns, prev + 123);  // one wire time apart at least
     prev = d.wb_timestamp_ns;
   }
+}
+
+// The transmit length check's boundary: a frame of exactly the largest size
+// (mtu + 14) goes, one byte more is refused.
+TEST(NicModel, TheLargestFrameGoesOneByteMoreIsRefused) {
+  Bench b;
+  b.cfg.queues = 1;
+  b.build();
+  const uint32_t largest = b.cfg.mtu + 14;
+  b.host.body = [&](Host& h) {
+    send_frames(b, h, 0);
+    b.mem.desc(kRing, 0).len = largest;
+    b.mem.desc(kRing, 1).len = largest + 1;
+    b.mem.desc(kRing, 0).addr = buffer(0, 0);
+    b.mem.desc(kRing, 1).addr = buffer(0, 2);
+    h.wr(NIC_Q_REG(0, NIC_Q_TX_TAIL), 2);
+  };
+  sc_core::sc_start(20, sc_core::SC_US);
+  EXPECT_EQ(b.mem.desc(kRing, 0).wb_status, NIC_DESC_DD);
+  EXPECT_EQ(b.mem.desc(kRing, 0).wb_len, largest);
+  EXPECT_EQ(b.mem.desc(kRing, 1).wb_status, NIC_DESC_DD | NIC_DESC_ERR_LEN);
+  EXPECT_EQ(b.stat(NicStat::kTxPackets), 1u);
+  EXPECT_EQ(b.stat(NicStat::kDescErrors), 1u);
 }
 
 // Reads ahead of the wire hide memory latency: with 1 frame ahead a 400 ns
