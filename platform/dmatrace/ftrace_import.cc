@@ -697,10 +697,21 @@ ImportStats import_ftrace(const std::string& in, const std::string& out, const I
         }
         break;
       }
-      if (have == buf.size()) buf.resize(buf.size() * 2);  // a line longer than the buffer
+      // No ftrace line comes near the buffer's 1 MiB (a dma_map_sg event of a
+      // thousand segments is tens of KiB): a longer one is not ftrace text.
+      if (have == buf.size())
+        throw TraceError(in, line_no + 1,
+                         "a line longer than 1 MiB: not ftrace text (a binary file?)");
       if (have && p != buf.data()) std::memmove(buf.data(), p, have);
     }
     src.check_end(line_no);
+    // Input with lines but not one of an ftrace event (random text, a
+    // binary file) would give an empty trace that looks like a quiet one.
+    const ImportStats& seen = imp.stats();
+    if (line_no > 0 && records == 0 && seen.unknown_events == 0 && seen.malformed_skipped == 0)
+      throw TraceError(in, 0,
+                       "no ftrace event line in " + std::to_string(line_no) +
+                           " lines: not ftrace text (/sys/kernel/tracing/trace or `trace-cmd report` output)");
     w.close();
     std::error_code ec;
     std::filesystem::rename(tmp, out, ec);

@@ -535,6 +535,36 @@ TEST(FtraceImportFile, LastLineWithoutNewline) {
   EXPECT_EQ(read_all(d / "out.trace").at(1).iova, 0x2000u);
 }
 
+// A line of 1 MiB or more (a binary file, a gzip not named .gz) once made
+// the reader grow its buffer while still pointing into the old one: a
+// crash. It is an error naming the line, and the output is not touched.
+TEST(FtraceImportFile, ALineOfAMebibyteIsAnErrorNotACrash) {
+  const fs::path d = temp_dir("longline");
+  write_text(d / "in.txt", kFile + "dma_unmap_page: d dir=TO_DEVICE dma_addr=1000 size=64 attrs=\n" +
+                               std::string(1200000, 'a') + "\n");
+  write_text(d / "out.trace", "previous contents\n");
+  try {
+    import_ftrace((d / "in.txt").string(), (d / "out.trace").string(), {});
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.line(), 2u);
+    EXPECT_NE(std::string(e.what()).find("longer than 1 MiB"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(slurp(d / "out.trace"), "previous contents\n");
+}
+
+TEST(FtraceImportFile, InputWithoutAnyFtraceEventIsAnError) {
+  const fs::path d = temp_dir("notftrace");
+  write_text(d / "in.txt", "hello\nthis is not a trace\n\x01\x02\x03\n");
+  try {
+    import_ftrace((d / "in.txt").string(), (d / "out.trace").string(), {});
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("no ftrace event line in 3 lines"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(d / "out.trace"));
+}
+
 TEST(FtraceImportFile, TruncatedFileIsAnErrorNamingTheLastLineAndNoOutputIsLeft) {
   const fs::path d = temp_dir("trunc");
   std::string text = slurp(kSamples + "ftrace_nvme_fio.txt");
