@@ -631,6 +631,14 @@ class Input {
 ImportStats import_ftrace(const std::string& in, const std::string& out, const ImportOptions& opt,
                           const std::function<void(uint64_t lines)>& progress) {
   Input src(in);
+  // The rename below replaces what `out` names: only ever a regular file (a
+  // device, a FIFO or a symlink given as the output is left alone).
+  {
+    std::error_code ec;
+    const std::filesystem::file_status st = std::filesystem::symlink_status(out, ec);
+    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+      throw TraceError(out, 0, "not a regular file: the output must be a new or a regular file, never replaced otherwise");
+  }
   // The records go to a temporary file beside `out` (same suffix, so the
   // writer still compresses a ".gz"), renamed once the input is all read.
   std::string tmp;

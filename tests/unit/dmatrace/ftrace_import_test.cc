@@ -553,6 +553,25 @@ TEST(FtraceImportFile, ALineOfAMebibyteIsAnErrorNotACrash) {
   EXPECT_EQ(slurp(d / "out.trace"), "previous contents\n");
 }
 
+// The output is replaced by a rename: never over a symlink, a device or a
+// FIFO (as root, `-o /dev/null` would have replaced the system's /dev/null).
+TEST(FtraceImportFile, AnOutputThatIsNotARegularFileIsLeftAlone) {
+  const fs::path d = temp_dir("notregular");
+  write_text(d / "in.txt", kFile + "dma_unmap_page: d dir=TO_DEVICE dma_addr=1000 size=64 attrs=\n");
+  write_text(d / "target", "kept\n");
+  fs::create_symlink(d / "target", d / "link");
+  for (const fs::path& out : {d / "link", fs::path("/dev/null")}) {
+    try {
+      import_ftrace((d / "in.txt").string(), out.string(), {});
+      ADD_FAILURE() << out << ": no error";
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(fs::is_symlink(d / "link"));
+  EXPECT_EQ(slurp(d / "target"), "kept\n");
+}
+
 TEST(FtraceImportFile, InputWithoutAnyFtraceEventIsAnError) {
   const fs::path d = temp_dir("notftrace");
   write_text(d / "in.txt", "hello\nthis is not a trace\n\x01\x02\x03\n");
