@@ -116,6 +116,20 @@ void check_address_map(const RunConfig& rc) {
   for (const auto& d : rc.devices) add(d.name, d.base, d.size, "/platform/devices/" + d.name + "/base");
 }
 
+// Behind an SMMU no two devices may share a StreamID: they would share one
+// STE, one context and one IOVA space, and each take the other's mappings.
+void check_stream_ids(const RunConfig& rc) {
+  if (!rc.has_smmu) return;
+  std::map<uint32_t, std::string> owner;
+  for (const auto& d : rc.devices) {
+    const auto [it, fresh] = owner.emplace(d.stream_id, d.name);
+    if (!fresh)
+      throw ConfigError("/platform/devices/" + d.name + "/stream_id",
+                        "StreamID " + std::to_string(d.stream_id) + " is already " + it->second +
+                            "'s: each device behind the SMMU needs its own");
+  }
+}
+
 // No two interrupt sources may share a wired line: a handler would take the
 // other's interrupts for its own.
 void check_interrupt_lines(const RunConfig& rc) {
@@ -353,6 +367,7 @@ void read_devices(RunConfig& rc, const std::string& base_dir) {
     rc.devices.push_back(read_device(it.key(), it.value(), base_dir, rc.intc.lines));
   check_address_map(rc);
   check_interrupt_lines(rc);
+  check_stream_ids(rc);
   if (rc.has_smmu) resolve_tbus(rc);
 }
 

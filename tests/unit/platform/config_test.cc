@@ -190,7 +190,8 @@ INSTANTIATE_TEST_SUITE_P(RunConfig, BadConfig, ::testing::ValuesIn(kBadCases),
 
 json with_tbus(const char* tbus) {
   json d = patched(R"({"platform": {"smmu": {"base": "0x09000000", "eventq_irq": 100, "gerror_irq": 101, "sync_irq": 102},
-                       "devices": {"dma1": {"type": "dma", "base": "0x20000000", "irq": 40}}}})");
+                       "devices": {"dma0": {"stream_id": 16},
+                                   "dma1": {"type": "dma", "base": "0x20000000", "irq": 40, "stream_id": 17}}}})");
   d["platform"]["smmu"]["tbus"] = json::parse(tbus);
   return d;
 }
@@ -216,6 +217,17 @@ TEST(RunConfig, BadTbusNameWhatIsWrong) {
   EXPECT_TRUE(fails_at(with_tbus(R"([{"name": "a.b", "masters": ["dma0", "dma1"]}])"), "/platform/smmu/tbus/0/name",
                        {"without dots"}));
   EXPECT_TRUE(fails_at(with_tbus(R"([{"masters": ["dma0", "dma1"]}])"), "/platform/smmu/tbus/0/name", {"missing"}));
+}
+
+// Two devices with one StreamID behind the SMMU once ran to "completed"
+// with garbage (issue 31); without an SMMU StreamIDs mean nothing.
+TEST(RunConfig, TwoDevicesWithOneStreamIdBehindTheSmmuAreRefused) {
+  json doc = with_tbus(R"([])");
+  doc["platform"]["devices"]["dma1"]["stream_id"] = 16;
+  doc["platform"]["devices"]["dma0"]["stream_id"] = 16;
+  EXPECT_TRUE(fails_at(doc, "/platform/devices/dma1/stream_id", {"StreamID 16 is already dma0's"}));
+  doc["platform"].erase("smmu");
+  EXPECT_NO_THROW(build(doc));
 }
 
 TEST(RunConfig, DocumentNotAnObject) {
