@@ -525,6 +525,10 @@ TEST(Cli, NegativeSeedIsRefused) {
   const Cmd r = sh("run " + kDefault + " --quiet --seed -1 --out " + temp_dir("negseed").string());
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("--seed: must not be negative"), std::string::npos) << r.out;
+  // Beyond 64 bits it was taken as 2^64 - 1, silently (issue 31).
+  const Cmd big = sh("run " + kDefault + " --quiet --seed 99999999999999999999999 --out " + temp_dir("bigseed").string());
+  EXPECT_EQ(big.exit_code, 2) << big.out;
+  EXPECT_NE(big.out.find("--seed: is larger than 18446744073709551615"), std::string::npos) << big.out;
 }
 
 // Hardware errors are listed under "problems"; --strict fails the run on them.
