@@ -414,7 +414,14 @@ static unsigned core_of(const struct tp_record *r, unsigned cores) {
 /* Timed mode: sleeps until the record's (scaled) trace time. */
 static void wait_for_time(const struct tp_record *r) {
   if (rp.timing != TIMING_TIMED) return;
-  const uint64_t due = rp.t0_ns + r->time_ns * rp.scale_pct / 100u;
+  /* t0 + time x scale / 100, split so that it cannot overflow; saturated far
+   * beyond any run (the run then ends at its time limit). A record 1.85e17 ns
+   * in once wrapped round to "now" and was replayed at once. */
+  const uint64_t never = UINT64_MAX / 2000u; /* still fits in ps, doubled */
+  const uint64_t q = r->time_ns / 100u, rem = r->time_ns % 100u;
+  const uint64_t due = rp.scale_pct && q > (never - rp.t0_ns) / rp.scale_pct
+                           ? never
+                           : rp.t0_ns + q * rp.scale_pct + rem * rp.scale_pct / 100u;
   uint64_t now = hal_now_ns();
   if (now < due) {
     /* The lazy flush timer's deadline may pass meanwhile (dma_iommu.h). */

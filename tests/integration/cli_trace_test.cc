@@ -150,6 +150,24 @@ const std::string kNicOneCore = kScenarios + "seed001_iova_1g.json --set scenari
 const std::string kNicOneCoreParams =
     R"("unmap": 0, "cmdq": 0, "sync": 0, "iova_cache": 0, "rcache": 0, "dma32_first": 0)";
 
+
+// A record far in the future: its scaled time once overflowed, wrapped round
+// to the present, and was replayed at once (issue 31). It now waits, and the
+// run ends at its time limit, incomplete.
+TEST(CliTrace, ARecordFarInTheFutureWaitsInsteadOfWrappingRound) {
+  const fs::path d = temp_dir("far-future");
+  const std::string trace = write_file(d, "far.trace",
+                                       "smmu-vp-trace 1 ns\n"
+                                       "1000 map cpu=0 dev=nvme0 sid=48 dir=to_device iova=0xfffff000 pa=0x9000b000 size=4096\n"
+                                       "185000000000001000 unmap cpu=0 dev=nvme0 sid=48 dir=to_device iova=0xfffff000 size=4096\n");
+  const std::string scen = replay_scenario(d, trace, "[0]", R"("timing": 0)");
+  const Cmd r = sh("run " + scen + " --quiet --out " + (d / "out").string());
+  EXPECT_EQ(r.exit_code, 4) << r.out;  // the time limit, 200 ms: the unmap is not due before it
+  const nlohmann::json st = read_json(d / "out" / "stats.json");
+  EXPECT_EQ(st["run"]["status"], "time-limit") << st["run"].dump();
+  fs::remove_all(d);
+}
+
 }  // namespace
 
 TEST(CliTrace, RecordedRunReplaysToTheSameCommandsAndTranslations) {
