@@ -299,6 +299,8 @@ bool Translator::stream_config(const StreamTableConfig& st, const TranslationReq
     *t = std::max(*t, f.done);
     if (!f.ok()) {
       *fault = fault_result(req, f.error, *t);
+      // IHI 0070 7.3: an F_STE_FETCH record carries the address it read.
+      if (f.error == EventId::kSteFetch) fault->event.fetch_addr = f.fetch_addr;
       return false;
     }
     if (sc->ste->stage2() && PageTableWalker::check(stage2_of(*sc->ste, caps_.oas_bits)) != ConfigError::kNone) {

@@ -369,6 +369,7 @@ TEST_F(TranslatorEvents, SteFetchAbort) {
   mem_.clear_log();
   const TranslationResult r = go_ss(5, 0, 0x4000'0000);  // SSV with SSID 0 is reported as given
   expect_config_event(r, config_event(EventId::kSteFetch, 5).substream(0));
+  EXPECT_EQ(as_written(r).fetch_addr, kStrtab + 5 * 64);  // IHI 0070 7.3: the address of the fetch
   EXPECT_TRUE(read_failed_at(kStrtab + 5 * 64));
   EXPECT_EQ(accesses_in(kCdArea, 64 * kKiB), 0u);
   // Not cached: once the memory answers, the STE is fetched again.
@@ -379,8 +380,9 @@ TEST_F(TranslatorEvents, SteFetchAbort) {
   const StreamTableConfig two{kL1Std, true, 4, 8};
   mem_.add_error_range(kL1Std + 4 * 8, 8);
   mem_.clear_log();
-  expect_config_event(run(translator_, two, 0x41, false, 0, 0x4000'0000, kRead),
-                      config_event(EventId::kSteFetch, 0x41));
+  const TranslationResult l1 = run(translator_, two, 0x41, false, 0, 0x4000'0000, kRead);
+  expect_config_event(l1, config_event(EventId::kSteFetch, 0x41));
+  EXPECT_EQ(as_written(l1).fetch_addr, kL1Std + 4 * 8);
   EXPECT_TRUE(read_failed_at(kL1Std + 4 * 8));
 }
 
