@@ -90,6 +90,10 @@ FetchResult ConfigFetcher::fetch_cd(const DecodedSte& ste, bool ssv, uint32_t ss
     ssid = 0;
   } else if ((static_cast<uint64_t>(ssid) >> ste.s1_cdmax) != 0) {
     return fetch_failed(t, EventId::kBadSubstreamId, "SubstreamID " + std::to_string(ssid) + " beyond S1CDMax");
+  } else if (ssid == 0 && ste.s1dss == ste::kSubstream0) {
+    // IHI 0070 5.2 (S1DSS 0b10): CD 0 serves the transactions without a
+    // substream; one that selects Substream 0 is terminated.
+    return fetch_failed(t, EventId::kStreamDisabled, "SubstreamID 0 while S1DSS gives CD 0 to transactions without one");
   }
 
   uint64_t cd_ipa;

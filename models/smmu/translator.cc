@@ -321,8 +321,10 @@ bool Translator::stream_config(const StreamTableConfig& st, const TranslationReq
   }
   // A cached CD serves only a transaction that the CD table would have led to
   // it; anything else goes to fetch_cd, which reports the error.
+  const bool substream0 = sc->ste->s1dss == ste::kSubstream0;
   const bool substream_legal = sc->ste->s1_cdmax == 0 ? !req.ssv
-                                                      : (req.ssv || sc->ste->s1dss == ste::kSubstream0);
+                               : req.ssv ? !(req.ssid == 0 && substream0)  // 5.2: SSID 0 is then CD 0's no more
+                                         : substream0;
   if (auto cached = config_cache_.lookup_cd(req.sid, ssid); cached && substream_legal) {
     sc->cd = &decode_cached_cd(*cached);
     return true;

@@ -478,6 +478,19 @@ TEST_F(TranslatorEvents, BadSubstreamId) {
   EXPECT_EQ(counter("smmu.faults.C_BAD_SUBSTREAMID"), 5u);
 }
 
+// IHI 0070 5.2 (S1DSS 0b10, Substream0): transactions without a substream
+// use CD 0, and one that selects Substream 0 is terminated with
+// F_STREAM_DISABLED, also once CD 0 is cached (issue 31: it translated).
+TEST_F(TranslatorEvents, Substream0IsTheNoSubstreamTrafficsAlone) {
+  put_ste(11, s1_ste(kCdArea + 0x7000, 2, ste::kSubstream0));
+  put_cd(kCdArea + 0x7000, cd(s1_, 30));
+  put_cd(kCdArea + 0x7040, cd(s1_, 31));
+  expect_config_event(go_ss(11, 0, 0x4000'0000), config_event(EventId::kStreamDisabled, 11).substream(0));
+  expect_translated(go(11, 0x4000'0000), 0x9000'0000);  // CD 0, now cached
+  expect_config_event(go_ss(11, 0, 0x4000'0000), config_event(EventId::kStreamDisabled, 11).substream(0));
+  expect_translated(go_ss(11, 1, 0x4000'0000), 0x9000'0000);
+}
+
 TEST_F(TranslatorEvents, StreamDisabledWithoutSubstreamAndS1dssTerminate) {
   put_ste(10, s1_ste(kCdArea + 0x6000, 2, ste::kTerminate));
   put_cd(kCdArea + 0x6000, cd(s1_, 20));
@@ -965,7 +978,8 @@ TEST_F(TranslatorEvents, S1dssBypassAndSubstream0) {
   put_cd(kCdArea + 0x1040, cd(s1b_, 11));
   expect_translated(go(8, 0x4000'0010), 0x9000'0010);
   expect_translated(go_ss(8, 1, 0x4000'0010), 0xB000'0010);
-  expect_translated(go_ss(8, 0, 0x4000'0020), 0x9000'0020);
+  // 5.2: Substream 0 is the no-substream traffic's; selecting it terminates.
+  expect_config_event(go_ss(8, 0, 0x4000'0020), config_event(EventId::kStreamDisabled, 8).substream(0));
   expect_translated(go(8, 0x4000'0030), 0x9000'0030);
   expect_fault(go(8, 0x4000'7000), s1_fault(EventId::kTranslation, 8, 0x4000'7000));
 }
