@@ -347,6 +347,12 @@ Counter& Smmu::unrecorded() {
 // queue loses them and flags the overflow; a write abort is a global error.
 void Smmu::record_event(const EventRecord& rec, Ps at) {
   if (sfm_) return;  // no event recording in Service Failure Mode (IHI 0070 12.3)
+  // IHI 0070 7.2.1, 7.5: while GERROR.EVENTQ_ABT_ERR is active (not yet
+  // acknowledged in GERRORN) the queue is not writable: the record is lost.
+  if (regfile_.gerror_active() & reg::gerror::kEventqAbtErr.mask32()) {
+    events_lost_.add();
+    return;
+  }
   EventQueueWriter::Queue q;
   q.enabled = regfile_.evtqen();
   q.base = regfile_.eventq_base_addr();

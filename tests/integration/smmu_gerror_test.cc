@@ -212,6 +212,26 @@ TEST_F(GerrorTest, Gerror75_EventqAbtErrRaisesGerrorIrq) {
   EXPECT_EQ(lines_.raised[kGerrorLine], 1u);
 }
 
+// IHI 0070 7.2.1, 7.5: while EVENTQ_ABT_ERR is active the event queue is
+// not writable: records are lost even once the queue points at memory
+// again, until software acknowledges the error (issue 31: they were written).
+TEST_F(GerrorTest, Gerror75_EventqNotWritableWhileEventqAbtErrIsActive) {
+  bring_up(true, 0, kAbortBase);
+  EXPECT_EQ(access(), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  ASSERT_TRUE(active() & reg::gerror::kEventqAbtErr.mask32());
+  // Software moves the queue to memory, without acknowledging the error.
+  wr(reg::kCr0, reg::cr0::kSmmuEn.mask32() | reg::cr0::kCmdqEn.mask32());
+  wr(reg::kEventqBase, kEvtq | 6, 8);
+  wr(reg::kCr0, reg::cr0::kSmmuEn.mask32() | reg::cr0::kCmdqEn.mask32() | reg::cr0::kEventqEn.mask32());
+  const uint32_t prod = smmu_.registers().eventq_prod().value();
+  EXPECT_EQ(access(), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_EQ(smmu_.registers().eventq_prod().value(), prod) << "a record was written while EVENTQ_ABT_ERR was active";
+  // Acknowledged: the next record is written.
+  wr(reg::kGerrorn, smmu_.registers().gerror());
+  EXPECT_EQ(access(), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_NE(smmu_.registers().eventq_prod().value(), prod);
+}
+
 // IHI 0070 7.5: an aborted CMD_SYNC MSI is MSI_CMDQ_ABT_ERR.
 TEST_F(GerrorTest, Gerror75_MsiCmdqAbtErrRaisesGerrorIrq) {
   bring_up(true);
