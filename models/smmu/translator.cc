@@ -409,13 +409,13 @@ TranslationResult Translator::translate_via_tbu(const StreamTableConfig& st, con
   bool hit = false;
   // A hit: the TBU answers from what it learned of the stream.
   if (const Tbu::Context* c = tbu.context(req.sid, req.ssv, req.ssid)) {
-    if (c->bypass) {
+    if (c->bypass && !beyond_ias(req.addr)) {  // beyond it: the TCU reports the fault
       t += tbu.tlb_lookup_ps();
       r.kind = TranslationResult::Kind::kBypass;
       r.pa = req.addr;
       r.span = ~0ull;
       hit = true;
-    } else {
+    } else if (!c->bypass) {
       std::optional<TlbHit> h;
       Tlb* micro = tbu.micro_tlb();
       if (micro) {
@@ -493,6 +493,15 @@ TranslationResult Translator::serve(const StreamTableConfig& st, const Translati
   if (sc.ste->config == ste::kAbort) {
     r.kind = TranslationResult::Kind::kAbort;
     r.done = t;
+    finish(r);
+    return r;
+  }
+  // IHI 0070 3.4: with stage 1 not translating, an input address beyond the
+  // IAS (here the OAS: no AArch32 tables) is a stage 1 Address Size fault,
+  // whether the transaction then bypasses or goes to stage 2.
+  if ((sc.ste->config == ste::kBypass || sc.stage1_bypass) && beyond_ias(req.addr)) {
+    r = fault_result(req, EventId::kAddrSize, t);
+    r.event.cls = FaultClass::kInput;
     finish(r);
     return r;
   }

@@ -170,6 +170,9 @@ class Translator {
   bool stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
                      TranslationResult* fault);
   TranslationResult fault_result(const TranslationRequest& req, EventId id, Ps t) const;
+  // IHI 0070 3.4: an input address wider than the IAS (the OAS: the model has
+  // no AArch32 tables, so IAS == OAS).
+  bool beyond_ias(uint64_t addr) const { return caps_.oas_bits < 64 && (addr >> caps_.oas_bits) != 0; }
   // What the translator learned of a stream and an address, for a TBU to keep.
   struct Learned {
     bool valid = false;  // a context (bypass or translated)

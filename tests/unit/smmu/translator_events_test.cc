@@ -984,6 +984,28 @@ TEST_F(TranslatorEvents, S1dssBypassAndSubstream0) {
   expect_fault(go(8, 0x4000'7000), s1_fault(EventId::kTranslation, 8, 0x4000'7000));
 }
 
+// IHI 0070 3.4: with stage 1 not translating, an input address beyond the
+// IAS (the OAS, 48 bits here) is a stage 1 Address Size fault: for a bypass
+// STE (issue 31: it went out untranslated) and before stage 2 (it was a
+// stage 2 F_TRANSLATION).
+TEST_F(TranslatorEvents, Addr34_InputBeyondTheIasWithStage1Bypassed) {
+  DecodedSte bypass;
+  bypass.config = ste::kBypass;
+  put_ste(26, bypass);
+  const uint64_t wide = 1ull << 48;
+  Want w = s1_fault(EventId::kAddrSize, 26, wide);
+  w.cls = FaultClass::kInput;
+  expect_fault(go(26, wide), w);
+  const TranslationResult ok = go(26, wide - 8);
+  ASSERT_EQ(ok.kind, TranslationResult::Kind::kBypass);
+  EXPECT_EQ(ok.pa, wide - 8);
+
+  put_ste(27, s2_ste(s2_, 7));
+  Want s2only = s1_fault(EventId::kAddrSize, 27, wide + 0x1000);
+  s2only.cls = FaultClass::kInput;
+  expect_fault(go(27, wide + 0x1000), s2only);
+}
+
 TEST_F(TranslatorEvents, AsidsDoNotAlias) {
   put_cd(kCdArea + 0xC0, cd(s1b_, 2));
   put_ste(17, s1_ste(kCdArea + 0xC0));
