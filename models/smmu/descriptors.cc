@@ -227,6 +227,7 @@ DecodeResult decode_cd(const CdWords& w, const SmmuCaps& caps, DecodedCd* out, b
   const bool hd = bits(w, 42, 42), ha = bits(w, 43, 43);
   const bool stall = bits(w, 44, 44), abort = bits(w, 46, 46);
   c.record = bits(w, 45, 45);
+  c.had0 = caps.had && bits(w, 65, 65);  // IHI 0070 5.4: IGNORED when IDR3.HAD is 0
   c.asid = static_cast<uint16_t>(bits(w, 63, 48));
   c.ttb0 = bits(w, 115, 68) << 4;
   c.mair = w[3];
@@ -314,6 +315,7 @@ CdWords encode_cd(const DecodedCd& c, bool valid) {
   set_bits(w, 45, 45, c.record);
   set_bits(w, 46, 46, 1);  // A: terminated transactions abort (required with TERM_MODEL = 1)
   set_bits(w, 63, 48, c.asid);
+  set_bits(w, 65, 65, c.had0);
   set_bits(w, 115, 68, c.ttb0 >> 4);
   w[3] = c.mair;
   return w;

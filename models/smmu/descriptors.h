@@ -112,6 +112,7 @@ struct SmmuCaps {
   unsigned ssid_bits = 20;
   unsigned oas_bits = 48;
   bool gran4k = true, gran16k = true, gran64k = true;
+  bool had = true;               // IDR3.HAD: CD.HAD0/HAD1 are IGNORED without it
 };
 
 struct DecodeResult {
@@ -140,6 +141,7 @@ struct DecodedCd {
   bool affd = false;
   bool aa64 = true;
   bool record = true;           // R: record stage-1 translation-related faults (IHI 0070 5.5)
+  bool had0 = false;            // HAD0: APTable/UXNTable/PXNTable ignored on TTB0's walks (IHI 0070 5.4)
   uint16_t asid = 0;
   uint64_t ttb0 = 0;
   uint64_t mair = 0;

@@ -25,6 +25,7 @@ SmmuCaps caps_of(const SmmuFeatures& f) {
   c.gran4k = f.gran4k;
   c.gran16k = f.gran16k;
   c.gran64k = f.gran64k;
+  c.had = f.had;
   return c;
 }
 
@@ -37,6 +38,7 @@ PageTableWalker::Stage1Config stage1_of(const DecodedSte& ste, const DecodedCd& 
   c.granule = cd.granule;
   c.oas_bits = cd.ips_bits;
   c.affd = cd.affd;
+  c.had = cd.had0;
   c.asid = cd.asid;
   c.vmid = ste.s2_vmid;  // 0 when the STE's S2VMID is IGNORED (decode_ste)
   return c;

@@ -185,6 +185,22 @@ TEST(Descriptors, RecordFlagsAtTheirPositions) {
   EXPECT_FALSE(cd.record);
 }
 
+// IHI 0070 5.4 (HAD0, bit 65): decoded where IDR3.HAD says the SMMU has it,
+// IGNORED where it does not (issue 31: never decoded).
+TEST(Descriptors, Cd54_Had0AtBit65OnlyWithIdr3Had) {
+  DecodedCd in = good_cd();
+  in.had0 = true;
+  const CdWords w = encode_cd(in);
+  EXPECT_EQ((w[1] >> 1) & 1, 1u);
+  DecodedCd cd;
+  ASSERT_TRUE(decode_cd(w, SmmuCaps{}, &cd).ok());
+  EXPECT_TRUE(cd.had0);
+  SmmuCaps no_had;
+  no_had.had = false;
+  ASSERT_TRUE(decode_cd(w, no_had, &cd).ok());
+  EXPECT_FALSE(cd.had0);
+}
+
 TEST(Descriptors, IllegalCdsAreBadCd) {
   SmmuCaps caps;
   DecodedCd out;

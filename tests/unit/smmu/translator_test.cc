@@ -99,6 +99,20 @@ TEST_F(TranslatorTest, MissWalksThenHitIsFast) {
   EXPECT_EQ(counter("smmu.tlb.hits"), 1u);
 }
 
+// IHI 0070 5.4 (HAD0): with it set in the CD, APTable on the walk's table
+// descriptors no longer restricts the page (issue 31: it still applied).
+TEST_F(TranslatorTest, Had0InTheCdDisablesApTable) {
+  tables_.or_bits(0x4000'0000, 1, 1ull << 62);  // APTable[1], no writes, on the level-1 table descriptor
+  EXPECT_EQ(translate(3, 0x4000'0000, /*write=*/true).event.id, EventId::kPermission);
+  DecodedCd had = cd(6);
+  had.had0 = true;
+  put_cd(kCd, had);
+  translator_.config_cache().invalidate_all();
+  translator_.tlb().invalidate_all();
+  translator_.walk_cache().invalidate_all();
+  EXPECT_TRUE(translate(3, 0x4000'0000, /*write=*/true).ok());
+}
+
 TEST_F(TranslatorTest, BlockMappingsAreCachedWhole) {
   ASSERT_TRUE(translate(3, 0x4020'0000).ok());
   const TranslationResult r = translate(3, 0x403F'FFF0);
