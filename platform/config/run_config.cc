@@ -5,6 +5,7 @@
 #include "config/run_config.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -175,11 +176,23 @@ void check_smmu(const RunConfig& rc) {
 }  // namespace
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path);
+  // A scenario or platform file is a regular file of modest size: a FIFO
+  // would block forever, /dev/zero grow until the machine runs out of memory.
+  constexpr uint64_t kMaxBytes = 64ull << 20;
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw std::runtime_error("'" + path + "' is not a regular file (a directory, a device or a FIFO?)");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxBytes)
+      throw std::runtime_error("'" + path + "' is larger than 64 MiB, more than any scenario or platform file");
+  }
+  return text;
 }
 
 

@@ -84,15 +84,23 @@ uint64_t parse_address(const json& v, const std::string& path);
 // Markdown reference of every parameter: path, type, default, unit, help.
 std::string render_reference(const Node& schema, const std::string& root_path = "");
 
+// How deep a configuration document may nest (scenarios use under 10).
+constexpr int kMaxJsonDepth = 64;
+
 // Parses a JSON document as the configuration wants it: a syntax error, a
-// number out of range (1e400) or a key given twice in one object (the JSON
-// library would keep the last silently) is a std::runtime_error naming `what`.
+// number out of range (1e400), nesting deeper than kMaxJsonDepth or a key
+// given twice in one object (the JSON library would keep the last silently)
+// is a std::runtime_error naming `what`.
 template <typename Json>
 Json parse_json_document(const std::string& text, const std::string& what) {
   std::vector<std::vector<std::string>> keys;  // per open object, the keys seen
   std::string duplicate;
-  auto callback = [&](int /*depth*/, typename Json::parse_event_t event, Json& parsed) {
+  auto callback = [&](int depth, typename Json::parse_event_t event, Json& parsed) {
     using E = typename Json::parse_event_t;
+    // Deeper than any scenario needs, a value would only be printed back
+    // recursively in an error message (10^5 levels overflowed the stack).
+    if (depth > kMaxJsonDepth)
+      throw std::runtime_error(what + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     if (event == E::object_start) keys.emplace_back();
     else if (event == E::object_end && !keys.empty()) keys.pop_back();
     else if (event == E::key && !keys.empty()) {

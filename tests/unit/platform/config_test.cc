@@ -319,6 +319,28 @@ TEST_F(PlatformFile, UnreadablePathIsAnError) {
   }
 }
 
+// What is read is bounded (issue 31): a device or FIFO as the platform file
+// (/dev/zero grew to 23.5 GB; a FIFO blocked forever), and a document nested
+// 10^5 deep (its error message overflowed the stack).
+TEST_F(PlatformFile, ANonRegularFileOrADeepDocumentIsRefused) {
+  try {
+    build_run_config(scenario_with_platform("/dev/zero"), dir_, {}, kTestApps);
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'/dev/zero' is not a regular file"), std::string::npos) << e.what();
+  }
+  std::string deep = "{\"cpu\": ";
+  for (int i = 0; i < 100000; ++i) deep += "[";
+  for (int i = 0; i < 100000; ++i) deep += "]";
+  write("deep.json", deep + "}");
+  try {
+    build_run_config(scenario_with_platform("deep.json"), dir_, {}, kTestApps);
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("nested deeper than 64 levels"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(PlatformFile, InvalidJsonIsAnError) {
   write("broken.json", "{ \"cpu\": ");
   try {
