@@ -72,10 +72,26 @@ void warn_about(const config::RunConfig& cfg, spdlog::logger& log) {
              n > 1 ? "cores " + idle + " run" : "core " + idle + " runs", n > 1 ? "stay" : "stays", cfg.cpu.count);
 }
 
+// Written beside its place and renamed over it only once complete, so that a
+// full disk or a killed run never leaves a truncated file where the previous
+// run's results were (issue 31).
 bool write_json(const std::filesystem::path& path, const nlohmann::json& j) {
-  std::ofstream f(path);
-  f << j.dump(2) << "\n";
-  return static_cast<bool>(f);
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << j.dump(2) << "\n";
+    f.flush();
+    if (!f) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      return false;
+    }
+  }
+  std::error_code renamed, removed;
+  std::filesystem::rename(tmp, path, renamed);
+  if (renamed) std::filesystem::remove(tmp, removed);
+  return !renamed;
 }
 
 // The firmware runs on every core the scenario leaves free, unless the

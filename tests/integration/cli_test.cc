@@ -521,6 +521,20 @@ TEST(CliCamera, CameraIsDeterministic) {
   EXPECT_EQ(ja, jb);
 }
 
+// Results are written beside their place and renamed over it: a run that
+// cannot write them leaves the previous run's untouched (issue 31: a full
+// disk left stats.json at 0 bytes).
+TEST(Cli, AResultThatCannotBeWrittenLeavesThePreviousOne) {
+  const fs::path d = temp_dir("atomic");
+  write_file(d, "stats.json", "previous\n");
+  fs::create_directory(d / "stats.json.tmp");  // the temporary file cannot be created
+  const Cmd r = sh("run " + kDefault + " --quiet --out " + d.string());
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("cannot write"), std::string::npos) << r.out;
+  EXPECT_EQ(read_text(d / "stats.json"), "previous\n");
+  fs::remove_all(d);
+}
+
 TEST(Cli, NegativeSeedIsRefused) {
   const Cmd r = sh("run " + kDefault + " --quiet --seed -1 --out " + temp_dir("negseed").string());
   EXPECT_EQ(r.exit_code, 2) << r.out;
