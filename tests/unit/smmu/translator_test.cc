@@ -245,6 +245,42 @@ TEST(TranslatorMicroTlb, HitsInTheMicroTlbSkipTheMainOne) {
   EXPECT_EQ(tlbs, 3u);  // main + ports 0 and 1
 }
 
+// The micro-TLB's own cost, pinned (issue 37: charging the main TLB's for
+// it survived every test): a micro-TLB hit costs the two configuration
+// lookups and micro_tlb.lookup_ns, no main TLB lookup.
+TEST(TranslatorMicroTlb, AHitCostsTheMicroTlbsLookupOnly) {
+  StatsRegistry stats;
+  test::FakeMemory mem(kBase, 16 << 20, kLatency);
+  test::TableBuilder tables(mem, 1, 12, 48, 0, kTables, kTables + (4 << 20));
+  TranslatorConfig cfg;
+  cfg.micro_tlb_entries = 4;
+  cfg.micro_tlb_lookup_ns = 7;
+  cfg.tlb_lookup_ns = 11;
+  cfg.config_lookup_ns = 2;
+  Translator tr(mem, SmmuFeatures::v3_3_profile(), cfg, stats, "smmu");
+  DecodedSte s;
+  s.config = ste::kS1Trans;
+  s.s1_context_ptr = kCd;
+  const SteWords sw = encode_ste(s);
+  mem.poke(kStrtab + 3 * 64, sw.data(), sizeof sw);
+  DecodedCd c;
+  c.t0sz = 16;
+  c.ips_bits = 48;
+  c.ttb0 = tables.ttb();
+  const CdWords cw = encode_cd(c);
+  mem.poke(kCd, cw.data(), sizeof cw);
+  tables.map(0x4000'0000, 0x9000'0000, 3);
+  const StreamTableConfig st{kStrtab, false, 0, 6};
+  TranslationRequest r;
+  r.sid = 3;
+  r.addr = 0x4000'0000;
+  ASSERT_TRUE(tr.translate(st, r).ok());  // a walk fills both TLBs
+  r.at = 10'000'000;
+  const TranslationResult hit = tr.translate(st, r);
+  ASSERT_TRUE(hit.tlb_hit);
+  EXPECT_EQ(hit.done - r.at, 2 * 2'000u + 7'000u);
+}
+
 TEST_F(TranslatorTest, DrainedByCoversTranslationsThatArrivedBefore) {
   const TranslationResult a = translate(3, 0x4000'0000, false, 1'000);  // a walk: long
   const TranslationResult b = translate(3, 0x4000'0008, false, 900'000);  // a hit, later
