@@ -9,14 +9,6 @@
 
 namespace smmu_vp {
 
-namespace {
-
-double param(const nlohmann::json& params, const char* name) {
-  return params.contains(name) && params[name].is_number() ? params[name].get<double>() : 0.0;
-}
-
-}  // namespace
-
 std::vector<ResourceUse> resource_use(const StatsRegistry& s, const config::RunConfig& cfg) {
   std::vector<ResourceUse> out;
   // A model's use over the apps' measurement window (path + "_in_window")
@@ -67,19 +59,19 @@ std::vector<ResourceUse> resource_use(const StatsRegistry& s, const config::RunC
   // link's rate.
   double links_gbps = 0;
   for (const auto& d : cfg.devices)
-    if (d.type == "nic") links_gbps += param(d.params, "link_gbps");
+    if (d.type == "nic") links_gbps += d.number("link_gbps");
   for (const char* app : {"net_rx", "net_tx"})
     add(std::string("links, ") + app + "'s goodput in its window", std::string("sw.") + app + ".gbps", links_gbps);
   for (const auto& d : cfg.devices) {
     const std::string p = d.name + ".";
     if (d.type == "nic") {
-      const double link = param(d.params, "link_gbps");
+      const double link = d.number("link_gbps");
       add("link " + d.name + " receive", p + "rx_gbps", link);
       add("link " + d.name + " send", p + "tx_gbps", link);
     } else if (d.type == "nvme") {
-      const double pcie = param(d.params, "pcie_gbps") * 1000 / 8;
-      add("drive " + d.name + " read bandwidth", p + "read_mbps", std::min(param(d.params, "read_mbps"), pcie));
-      add("drive " + d.name + " write bandwidth", p + "write_mbps", std::min(param(d.params, "write_mbps"), pcie));
+      const double pcie = d.number("pcie_gbps") * 1000 / 8;
+      add("drive " + d.name + " read bandwidth", p + "read_mbps", std::min(d.number("read_mbps"), pcie));
+      add("drive " + d.name + " write bandwidth", p + "write_mbps", std::min(d.number("write_mbps"), pcie));
       add("drive " + d.name + " media slots", p + "media_utilisation", 1.0);  // its parallelism
     }
   }

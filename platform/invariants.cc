@@ -37,10 +37,6 @@ struct Checker {
   }
 };
 
-double param(const nlohmann::json& params, const char* name) {
-  return params.contains(name) && params[name].is_number() ? params[name].get<double>() : 0.0;
-}
-
 }  // namespace
 
 std::vector<std::string> invariant_violations(const StatsRegistry& stats, const config::RunConfig& cfg) {
@@ -59,7 +55,7 @@ std::vector<std::string> invariant_violations(const StatsRegistry& stats, const 
   for (const auto& d : cfg.devices) {
     const std::string p = d.name + ".";
     if (d.type == "nic") {
-      const double link = param(d.params, "link_gbps");
+      const double link = d.number("link_gbps");
       link_gbps += link;
       c.at_most(p + "rx_gbps", link, "the link in Gbit/s");
       c.at_most(p + "tx_gbps", link, "the link in Gbit/s");
@@ -67,11 +63,11 @@ std::vector<std::string> invariant_violations(const StatsRegistry& stats, const 
         c.out.push_back(fmt::format("invariant: {}rx_packets = {} exceeds the frames offered ({})", p,
                                     c.counter(p + "rx_packets"), c.counter(p + "rx_offered")));
     } else if (d.type == "nvme") {
-      const double link_mbps = param(d.params, "pcie_gbps") * 1000 / 8;
-      c.at_most(p + "read_mbps", std::min(param(d.params, "read_mbps"), link_mbps), "the drive's read bandwidth in MB/s");
-      c.at_most(p + "write_mbps", std::min(param(d.params, "write_mbps"), link_mbps),
+      const double link_mbps = d.number("pcie_gbps") * 1000 / 8;
+      c.at_most(p + "read_mbps", std::min(d.number("read_mbps"), link_mbps), "the drive's read bandwidth in MB/s");
+      c.at_most(p + "write_mbps", std::min(d.number("write_mbps"), link_mbps),
                 "the drive's write bandwidth in MB/s");
-      drive_mbps += std::max(param(d.params, "read_mbps"), param(d.params, "write_mbps"));
+      drive_mbps += std::max(d.number("read_mbps"), d.number("write_mbps"));
     }
   }
   // Apps: no more than every link or drive of the platform could carry.

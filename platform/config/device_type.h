@@ -32,6 +32,10 @@ struct DeviceConfig {
   uint32_t irq = 0;        // first wired interrupt line
   unsigned irq_lines = 0;  // lines it uses, irq .. irq + irq_lines - 1
   nlohmann::json params;   // the validated entry, defaults filled
+  // A numeric parameter of the entry; 0 when it has none of that name.
+  double number(const char* key) const {
+    return params.contains(key) && params[key].is_number() ? params[key].get<double>() : 0.0;
+  }
   std::string base_dir;    // where relative file paths in params start: the scenario file's directory
   // What layout() read for create() (e.g. a trace file: read once, and while
   // the configuration is checked), shared by copies.

@@ -27,13 +27,8 @@ const std::array<std::array<uint64_t, 2>, 5> kCommands = {
 std::array<uint64_t, 5> g_wait_ns;
 
 int commands_main(void) {
-  phys_addr_t root;
-  if (!hal_dma_alloc(4096, 4096, &root)) return 1;
-  BringUp b;
-  b.ttb = root;
-  b.cmdq_log2 = 4;
   SmmuSetup s;
-  if (!bring_up(b, &s)) return 1;
+  if (!bring_up_for_commands(4, &s)) return 1;
   for (size_t i = 0; i < kCommands.size(); ++i) {
     const uint64_t t0 = hal_now_ns();
     submit(s, kCommands[i]);

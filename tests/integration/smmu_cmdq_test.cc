@@ -110,13 +110,8 @@ uint64_t g_sync_wait_ns;
 
 // A CMD_SYNC completes only after the TLBI before it has completed.
 int slow_tlbi_main(void) {
-  phys_addr_t root;
-  if (!hal_dma_alloc(4096, 4096, &root)) return 1;
-  BringUp b;
-  b.ttb = root;
-  b.cmdq_log2 = 4;
   SmmuSetup s;
-  if (!bring_up(b, &s)) return 1;
+  if (!bring_up_for_commands(4, &s)) return 1;
   const uint64_t t0 = hal_now_ns();
   submit(s, smmu::cmd_tlbi_nh_asid(1, 0));
   submit(s, smmu::cmd_sync(smmu::SyncCs::kNone));

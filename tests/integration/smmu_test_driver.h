@@ -120,6 +120,17 @@ inline bool bring_up(const BringUp& b, SmmuSetup* out) {
   return true;
 }
 
+// Brought up with empty translation tables and a command queue of
+// 2^cmdq_log2 entries, for tests that only issue commands.
+inline bool bring_up_for_commands(unsigned cmdq_log2, SmmuSetup* out) {
+  phys_addr_t root;
+  if (!hal_dma_alloc(4096, 4096, &root)) return false;
+  BringUp b;
+  b.ttb = root;
+  b.cmdq_log2 = cmdq_log2;
+  return bring_up(b, out);
+}
+
 // Writes a command at the software PROD and publishes it.
 inline void submit(SmmuSetup& s, const std::array<uint64_t, 2>& cmd) {
   const uint32_t mask = (1u << s.cmdq_log2) - 1;

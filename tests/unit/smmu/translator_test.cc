@@ -206,42 +206,55 @@ TEST_F(TranslatorTest, ConcurrentWalksQueueForTheWalker) {
   EXPECT_EQ(b.done, a.done + kLatency + 2'000);
 }
 
-TEST(TranslatorMicroTlb, HitsInTheMicroTlbSkipTheMainOne) {
+// A translator with micro-TLBs (`cfg`) over stream 3's one mapping,
+// 0x4000'0000 -> 0x9000'0000, in memory of its own.
+struct MicroTlbBench {
+  explicit MicroTlbBench(const TranslatorConfig& cfg)
+      : mem(kBase, 16 << 20, kLatency),
+        tables(mem, 1, 12, 48, 0, kTables, kTables + (4 << 20)),
+        tr(mem, SmmuFeatures::v3_3_profile(), cfg, stats, "smmu") {
+    DecodedSte s;
+    s.config = ste::kS1Trans;
+    s.s1_context_ptr = kCd;
+    const SteWords sw = encode_ste(s);
+    mem.poke(kStrtab + 3 * 64, sw.data(), sizeof sw);
+    DecodedCd c;
+    c.t0sz = 16;
+    c.ips_bits = 48;
+    c.ttb0 = tables.ttb();
+    const CdWords cw = encode_cd(c);
+    mem.poke(kCd, cw.data(), sizeof cw);
+    tables.map(0x4000'0000, 0x9000'0000, 3);
+    req.sid = 3;
+    req.addr = 0x4000'0000;
+  }
+  TranslationResult translate() { return tr.translate(st, req); }
+
   StatsRegistry stats;
-  test::FakeMemory mem(kBase, 16 << 20, kLatency);
-  test::TableBuilder tables(mem, 1, 12, 48, 0, kTables, kTables + (4 << 20));
+  test::FakeMemory mem;
+  test::TableBuilder tables;
+  Translator tr;
+  const StreamTableConfig st{kStrtab, false, 0, 6};
+  TranslationRequest req;
+};
+
+TEST(TranslatorMicroTlb, HitsInTheMicroTlbSkipTheMainOne) {
   TranslatorConfig cfg;
   cfg.micro_tlb_entries = 4;
-  Translator tr(mem, SmmuFeatures::v3_3_profile(), cfg, stats, "smmu");
-  DecodedSte s;
-  s.config = ste::kS1Trans;
-  s.s1_context_ptr = kCd;
-  const SteWords sw = encode_ste(s);
-  mem.poke(kStrtab + 3 * 64, sw.data(), sizeof sw);
-  DecodedCd c;
-  c.t0sz = 16;
-  c.ips_bits = 48;
-  c.ttb0 = tables.ttb();
-  const CdWords cw = encode_cd(c);
-  mem.poke(kCd, cw.data(), sizeof cw);
-  tables.map(0x4000'0000, 0x9000'0000, 3);
-  const StreamTableConfig st{kStrtab, false, 0, 6};
-  TranslationRequest r;
-  r.sid = 3;
-  r.addr = 0x4000'0000;
-  r.port = 1;
-  ASSERT_TRUE(tr.translate(st, r).ok());  // walk; fills both TLBs
-  const TranslationResult hit = tr.translate(st, r);
+  MicroTlbBench b(cfg);
+  b.req.port = 1;
+  ASSERT_TRUE(b.translate().ok());  // walk; fills both TLBs
+  const TranslationResult hit = b.translate();
   EXPECT_TRUE(hit.tlb_hit);
-  ASSERT_NE(tr.micro_tlb(1), nullptr);
-  EXPECT_EQ(tr.micro_tlb(1)->stats().hits, 1u);
-  EXPECT_EQ(tr.tlb().stats().hits, 0u);  // the main TLB was not asked
+  ASSERT_NE(b.tr.micro_tlb(1), nullptr);
+  EXPECT_EQ(b.tr.micro_tlb(1)->stats().hits, 1u);
+  EXPECT_EQ(b.tr.tlb().stats().hits, 0u);  // the main TLB was not asked
   // Another port has its own, empty micro-TLB: the main TLB serves it.
-  r.port = 0;
-  EXPECT_TRUE(tr.translate(st, r).tlb_hit);
-  EXPECT_EQ(tr.tlb().stats().hits, 1u);
+  b.req.port = 0;
+  EXPECT_TRUE(b.translate().tlb_hit);
+  EXPECT_EQ(b.tr.tlb().stats().hits, 1u);
   unsigned tlbs = 0;
-  tr.for_each_tlb([&](Tlb&) { ++tlbs; });
+  b.tr.for_each_tlb([&](Tlb&) { ++tlbs; });
   EXPECT_EQ(tlbs, 3u);  // main + ports 0 and 1
 }
 
@@ -249,36 +262,17 @@ TEST(TranslatorMicroTlb, HitsInTheMicroTlbSkipTheMainOne) {
 // it survived every test): a micro-TLB hit costs the two configuration
 // lookups and micro_tlb.lookup_ns, no main TLB lookup.
 TEST(TranslatorMicroTlb, AHitCostsTheMicroTlbsLookupOnly) {
-  StatsRegistry stats;
-  test::FakeMemory mem(kBase, 16 << 20, kLatency);
-  test::TableBuilder tables(mem, 1, 12, 48, 0, kTables, kTables + (4 << 20));
   TranslatorConfig cfg;
   cfg.micro_tlb_entries = 4;
   cfg.micro_tlb_lookup_ns = 7;
   cfg.tlb_lookup_ns = 11;
   cfg.config_lookup_ns = 2;
-  Translator tr(mem, SmmuFeatures::v3_3_profile(), cfg, stats, "smmu");
-  DecodedSte s;
-  s.config = ste::kS1Trans;
-  s.s1_context_ptr = kCd;
-  const SteWords sw = encode_ste(s);
-  mem.poke(kStrtab + 3 * 64, sw.data(), sizeof sw);
-  DecodedCd c;
-  c.t0sz = 16;
-  c.ips_bits = 48;
-  c.ttb0 = tables.ttb();
-  const CdWords cw = encode_cd(c);
-  mem.poke(kCd, cw.data(), sizeof cw);
-  tables.map(0x4000'0000, 0x9000'0000, 3);
-  const StreamTableConfig st{kStrtab, false, 0, 6};
-  TranslationRequest r;
-  r.sid = 3;
-  r.addr = 0x4000'0000;
-  ASSERT_TRUE(tr.translate(st, r).ok());  // a walk fills both TLBs
-  r.at = 10'000'000;
-  const TranslationResult hit = tr.translate(st, r);
+  MicroTlbBench b(cfg);
+  ASSERT_TRUE(b.translate().ok());  // a walk fills both TLBs
+  b.req.at = 10'000'000;
+  const TranslationResult hit = b.translate();
   ASSERT_TRUE(hit.tlb_hit);
-  EXPECT_EQ(hit.done - r.at, 2 * 2'000u + 7'000u);
+  EXPECT_EQ(hit.done - b.req.at, 2 * 2'000u + 7'000u);
 }
 
 TEST_F(TranslatorTest, DrainedByCoversTranslationsThatArrivedBefore) {
