@@ -75,14 +75,14 @@ std::vector<ResourceUse> resource_use(const StatsRegistry& s, const config::RunC
       add("drive " + d.name + " media slots", p + "media_utilisation", 1.0);  // its parallelism
     }
   }
-  if (cfg.has_smmu) {
-    const bool tbus = cfg.smmu.translation.distributed.enabled();
-    add(tbus ? "smmu tcu translation slots" : "smmu translation slots",
-        tbus ? "smmu.tcu.translation_slot_utilisation" : "smmu.translation_slot_utilisation", 1.0);
-    add("smmu walkers", "smmu.walker_utilisation", 1.0);
-    add("smmu command lanes", "smmu.cmdq.lane_utilisation", 1.0);
-    for (const auto& t : cfg.smmu.translation.distributed.tbus)
-      add("smmu tbu " + t.name + " translation slots", "smmu.tbu." + t.name + ".slot_utilisation", 1.0);
+  for (unsigned i = 0; i < cfg.smmu_count(); ++i) {
+    const std::string n = cfg.smmu_name(i), p = n + ".";
+    const smmu::DistributedConfig& d = cfg.smmu_config(i).translation.distributed;
+    add(n + (d.enabled() ? " tcu translation slots" : " translation slots"),
+        p + (d.enabled() ? "tcu.translation_slot_utilisation" : "translation_slot_utilisation"), 1.0);
+    add(n + " walkers", p + "walker_utilisation", 1.0);
+    add(n + " command lanes", p + "cmdq.lane_utilisation", 1.0);
+    for (const auto& t : d.tbus) add(n + " tbu " + t.name + " translation slots", p + "tbu." + t.name + ".slot_utilisation", 1.0);
   }
   std::stable_sort(out.begin(), out.end(), [](const ResourceUse& a, const ResourceUse& b) { return a.share > b.share; });
   return out;

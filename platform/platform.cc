@@ -58,11 +58,13 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
   router_->map("intc", cfg_.intc.base, InterruptController::kRegBlockSize, intc_->socket);
   for (unsigned i = 0; i < cpus_->size(); ++i) cpus_->core(i).socket.bind(router_->upstream);
   cpus_->set_register_bus(router_.get());
-  if (cfg_.has_smmu) {
-    smmu_ = std::make_unique<smmu::Smmu>("smmu", cfg_.smmu, intc_.get(), stats_, trace_);
-    router_->map("smmu", cfg_.smmu.base, smmu_->register_space_size(), smmu_->regs, smmu_.get());
-    smmu_->downstream.bind(router_->upstream);
-    smmu_->set_event_sender([this]() { cpus_->send_event(); });
+  for (unsigned i = 0; i < cfg_.smmu_count(); ++i) {
+    const std::string name = cfg_.smmu_name(i);
+    auto s = std::make_unique<smmu::Smmu>(name.c_str(), cfg_.smmu_config(i), intc_.get(), stats_, trace_);
+    router_->map(name, cfg_.smmu_config(i).base, s->register_space_size(), s->regs, s.get());
+    s->downstream.bind(router_->upstream);
+    s->set_event_sender([this]() { cpus_->send_event(); });
+    smmus_.push_back(std::move(s));
   }
 
   DeviceEnv env{intc_.get(), stats_, trace_, [this](uint64_t pa, uint64_t len) -> uint8_t* {
@@ -70,16 +72,18 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
                   if (pa < base || len > size || pa - base > size - len) return nullptr;
                   return dram_->core().data() + (pa - base);
                 }};
-  for (const auto& d : cfg_.devices) {
+  for (size_t i = 0; i < cfg_.devices.size(); ++i) {
+    const DeviceConfig& d = cfg_.devices[i];
     std::unique_ptr<PlatformDevice> dev = find_device_type(d.type)->create(d, env);
     router_->map(d.name, d.base, d.size, dev->regs());
-    // Master port: through the SMMU when there is one.
-    if (smmu_) dev->mem().bind(smmu_->upstream);
+    // Master port: through its SMMU when there is one (its port number there
+    // is its place among that SMMU's devices, as the TBU map expects).
+    if (!smmus_.empty()) dev->mem().bind(smmus_[cfg_.device_smmu[i]]->upstream);
     else dev->mem().bind(router_->upstream);
     devices_.push_back(std::move(dev));
   }
 
-  hal_ = std::make_unique<HalContext>(HalPlatform{cfg_, *cpus_, stats_, *log_, smmu_.get(), recorder_,
+  hal_ = std::make_unique<HalContext>(HalPlatform{cfg_, *cpus_, stats_, *log_, recorder_,
                                                   [this](Ps start, Ps end) { set_window(start, end); }});
   for (const auto& a : cfg_.apps) {
     for (unsigned c : a.cores) {
@@ -95,7 +99,9 @@ Platform::~Platform() = default;
 
 void Platform::record_dma_trace(DmaTraceRecorder* recorder) {
   recorder_ = recorder;
-  if (smmu_) smmu_->set_observer(recorder);
+  // One trace holds one StreamID space: the CLI refuses --record-trace on a
+  // platform of several SMMUs, so only the first is observed.
+  if (!smmus_.empty()) smmus_[0]->set_observer(recorder);
 }
 
 void Platform::on_core_done(CpuCore& c) {
@@ -242,7 +248,7 @@ RunResult Platform::run(const std::function<void(const Progress&)>& progress, do
   finalize_stats(end);
   if (trace_) {
     // Whatever ran until the end (however the run ended) shows, cut there.
-    if (smmu_) smmu_->finish_trace(end);
+    for (auto& s : smmus_) s->finish_trace(end);
     trace_->finish(end);
   }
   return r;
@@ -257,7 +263,7 @@ void Platform::set_window(Ps start, Ps end) {
   window_start_ = start;
   window_end_ = end;
   dram_->core().set_window(start, end);
-  if (smmu_) smmu_->set_window(start, end);
+  for (auto& s : smmus_) s->set_window(start, end);
   for (auto& d : devices_) d->set_window(start, end);
 }
 
@@ -265,7 +271,7 @@ void Platform::finalize_stats(Ps end) {
   dram_->core().finalize(end);
   intc_->finalize();
   cpus_->finalize(end);
-  if (smmu_) smmu_->finalize(end);
+  for (auto& s : smmus_) s->finalize(end);
   for (auto& d : devices_) d->finalize();
 }
 

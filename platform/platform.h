@@ -4,7 +4,8 @@
 // Wiring (docs/architecture.md):
 //   cpuN.socket ----------------------------> router.upstream
 //   <device>.mem (master port) --> [smmu.upstream, smmu.downstream] --> router.upstream
-//        (straight to the router when the platform has no SMMU)
+//        (through the instance of platform.smmus that names the device, if
+//        any; straight to the router when the platform has no SMMU)
 //   router.downstream -> dram.socket | intc.socket | smmu.regs | <device>.regs
 #pragma once
 
@@ -102,7 +103,8 @@ class Platform {
   InterruptController& intc() { return *intc_; }
   Router& router() { return *router_; }
   Dram& dram() { return *dram_; }
-  smmu::Smmu* smmu() { return smmu_.get(); }
+  // SMMU instance i (0: platform.smmu); nullptr when there is none.
+  smmu::Smmu* smmu(unsigned i = 0) { return i < smmus_.size() ? smmus_[i].get() : nullptr; }
   // Records the run's DMA/IOMMU activity (--record-trace); nullptr stops.
   void record_dma_trace(DmaTraceRecorder* recorder);
   DmaTraceRecorder* dma_trace_recorder() { return recorder_; }
@@ -129,7 +131,7 @@ class Platform {
   std::unique_ptr<Dram> dram_;
   std::unique_ptr<InterruptController> intc_;
   std::unique_ptr<CpuCluster> cpus_;
-  std::unique_ptr<smmu::Smmu> smmu_;
+  std::vector<std::unique_ptr<smmu::Smmu>> smmus_;  // [0] platform.smmu, then platform.smmus
   std::vector<std::unique_ptr<PlatformDevice>> devices_;
   std::unique_ptr<HalContext> hal_;
   unsigned programs_ = 0;

@@ -184,6 +184,12 @@ int run(const RunArgs& a) {
   Platform& platform = *built;
   platform.set_containment(a.watchdog_s);
   std::unique_ptr<DmaTraceRecorder> recorder;
+  if (!a.record_trace.empty() && cfg.smmu_count() > 1) {
+    std::cerr << "smmu-vp: --record-trace: the platform has " << cfg.smmu_count()
+              << " SMMU instances (platform.smmus), each with its own StreamIDs; a trace holds one StreamID space, so "
+                 "record on a platform with one SMMU\n";
+    return kExitBadInput;
+  }
   if (!a.record_trace.empty()) {
     try {
       recorder = std::make_unique<DmaTraceRecorder>(a.record_trace, cfg);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "config/app_params.h"
@@ -66,6 +67,16 @@ NodePtr platform_schema() {
       {"interconnect", object(interconnect_params().fields(), "The address router between initiators and targets.")},
       {"intc", object(intc_params().fields(), "Interrupt controller: wired lines and an MSI doorbell.")},
       {"smmu", optional(object(smmu_params().fields(), "SMMUv3 between the devices' master ports and memory. Absent: devices reach memory directly."))},
+      {"smmus", array_of(object({
+           {"name", leaf(T::kString, json(), "", "Instance name, without dots or spaces: its statistics are <name>.*.")},
+           {"base", leaf(T::kAddress, json(), "address", "Physical base of its register pages.")},
+           {"eventq_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of its event queue.")},
+           {"gerror_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of its global errors.")},
+           {"sync_irq", ranged(T::kUint, json(), 0, 1023, "line", "Wired interrupt of its CMD_SYNC with CS = SIG_IRQ.")},
+           {"masters", array_of(leaf(T::kString, json(), "", ""), json::array(),
+                                "Devices whose master ports sit behind it (every other device sits behind platform.smmu).")},
+       }, ""), json::array(),
+       "More SMMU instances (docs/smmu.md, \"Several SMMU instances\"), as a large server puts one behind each PCIe root complex: each is a copy of platform.smmu (the same parameters) with its own name, registers, interrupt lines and devices, and its own StreamID space. Needs platform.smmu.")},
       {"devices", devices_schema()},
   }, "The hardware: cores, memory, interconnect, interrupt controller and devices. May be given inline or as the path of a JSON file, relative to the scenario file.");
 }
@@ -102,6 +113,9 @@ std::string dir_of(const std::string& path) {
 
 unsigned u(const json& v) { return static_cast<unsigned>(v.get<uint64_t>()); }
 
+// Where instance i of the SMMU is configured, for errors.
+std::string smmu_path(unsigned i) { return i == 0 ? "/platform/smmu" : "/platform/smmus/" + std::to_string(i - 1); }
+
 void check_address_map(const RunConfig& rc) {
   AddressMap map;
   auto add = [&](const std::string& name, uint64_t base, uint64_t size, const std::string& path) {
@@ -113,21 +127,26 @@ void check_address_map(const RunConfig& rc) {
   };
   add("dram", rc.dram.base, rc.dram.size, "/platform/dram/base");
   add("intc", rc.intc.base, InterruptController::kRegBlockSize, "/platform/intc/base");
-  if (rc.has_smmu) add("smmu", rc.smmu.base, rc.smmu.features.register_space_size(), "/platform/smmu/base");
+  for (unsigned i = 0; i < rc.smmu_count(); ++i)
+    add(rc.smmu_name(i), rc.smmu_config(i).base, rc.smmu_config(i).features.register_space_size(), smmu_path(i) + "/base");
   for (const auto& d : rc.devices) add(d.name, d.base, d.size, "/platform/devices/" + d.name + "/base");
 }
 
-// Behind an SMMU no two devices may share a StreamID: they would share one
+// Behind one SMMU no two devices may share a StreamID: they would share one
 // STE, one context and one IOVA space, and each take the other's mappings.
+// Each SMMU instance has a StreamID space of its own.
 void check_stream_ids(const RunConfig& rc) {
   if (!rc.has_smmu) return;
-  std::map<uint32_t, std::string> owner;
-  for (const auto& d : rc.devices) {
-    const auto [it, fresh] = owner.emplace(d.stream_id, d.name);
+  std::map<std::pair<unsigned, uint32_t>, std::string> owner;
+  for (size_t i = 0; i < rc.devices.size(); ++i) {
+    const DeviceConfig& d = rc.devices[i];
+    const unsigned smmu = rc.device_smmu[i];
+    const auto [it, fresh] = owner.emplace(std::make_pair(smmu, d.stream_id), d.name);
     if (!fresh)
       throw ConfigError("/platform/devices/" + d.name + "/stream_id",
-                        "StreamID " + std::to_string(d.stream_id) + " is already " + it->second +
-                            "'s: each device behind the SMMU needs its own");
+                        "StreamID " + std::to_string(d.stream_id) + " is already " + it->second + "'s: each device behind " +
+                            (rc.more_smmus.empty() ? "the SMMU" : "SMMU \"" + rc.smmu_name(smmu) + "\"") +
+                            " needs its own");
   }
 }
 
@@ -144,14 +163,27 @@ void check_interrupt_lines(const RunConfig& rc) {
       throw ConfigError(path, "interrupt line " + std::to_string(line) + " of " + who + " is already " +
                                   it->second.who + "'s (" + it->second.path + ")");
   };
-  if (rc.has_smmu) {
-    claim(rc.smmu.eventq_irq, "the SMMU's event queue", "/platform/smmu/eventq_irq");
-    claim(rc.smmu.gerror_irq, "the SMMU's global errors", "/platform/smmu/gerror_irq");
-    claim(rc.smmu.sync_irq, "the SMMU's CMD_SYNC", "/platform/smmu/sync_irq");
+  for (unsigned i = 0; i < rc.smmu_count(); ++i) {
+    const smmu::SmmuConfig& c = rc.smmu_config(i);
+    const std::string who = i == 0 ? "the SMMU's" : "SMMU \"" + rc.smmu_name(i) + "\"'s";
+    claim(c.eventq_irq, who + " event queue", smmu_path(i) + "/eventq_irq");
+    claim(c.gerror_irq, who + " global errors", smmu_path(i) + "/gerror_irq");
+    claim(c.sync_irq, who + " CMD_SYNC", smmu_path(i) + "/sync_irq");
   }
   for (const auto& d : rc.devices)
     for (unsigned i = 0; i < d.irq_lines; ++i)
       claim(d.irq + i, d.name, "/platform/devices/" + d.name + "/irq");
+}
+
+// Instance i's interrupt lines exist.
+void check_smmu_lines(const RunConfig& rc, unsigned i) {
+  const smmu::SmmuConfig& c = rc.smmu_config(i);
+  const std::pair<const char*, unsigned> lines[] = {
+      {"eventq_irq", c.eventq_irq}, {"gerror_irq", c.gerror_irq}, {"sync_irq", c.sync_irq}};
+  for (const auto& [line, n] : lines)
+    if (n >= rc.intc.lines)
+      throw ConfigError(smmu_path(i) + "/" + line, "line " + std::to_string(n) + " does not exist (intc.lines = " +
+                                                      std::to_string(rc.intc.lines) + ")");
 }
 
 // The checks of platform.smmu that no single parameter's range expresses.
@@ -160,12 +192,7 @@ void check_smmu(const RunConfig& rc) {
   const smmu::SmmuConfig& c = rc.smmu;
   const std::vector<std::string> problems = c.features.validate();
   if (!problems.empty()) throw ConfigError(p + "/features", "not a valid SMMU: " + problems.front());
-  const std::pair<const char*, unsigned> lines[] = {
-      {"eventq_irq", c.eventq_irq}, {"gerror_irq", c.gerror_irq}, {"sync_irq", c.sync_irq}};
-  for (const auto& [line, n] : lines)
-    if (n >= rc.intc.lines)
-      throw ConfigError(p + "/" + line, "line " + std::to_string(n) + " does not exist (intc.lines = " +
-                                           std::to_string(rc.intc.lines) + ")");
+  check_smmu_lines(rc, 0);
   const smmu::TranslatorConfig& t = c.translation;
   if (t.tlb.entries % t.tlb.ways != 0)
     throw ConfigError(p + "/tlb/ways", "entries (" + std::to_string(t.tlb.entries) + ") must be a multiple of ways");
@@ -298,6 +325,35 @@ void read_dram(const json& dram, RunConfig& rc) {
     throw ConfigError("/platform/dram/size", "DRAM wraps past the top of the address space");
 }
 
+// platform.smmus: copies of platform.smmu with their own name, registers and
+// lines; which devices sit behind each is resolved with the devices.
+void read_more_smmus(const json& list, RunConfig& rc) {
+  if (!list.empty() && !rc.has_smmu)
+    throw ConfigError("/platform/smmus", "more SMMU instances need platform.smmu, which they copy");
+  std::set<std::string> names = {"smmu"};
+  for (size_t k = 0; k < list.size(); ++k) {
+    const json& e = list[k];
+    RunConfig::SmmuInstance inst;
+    inst.name = e["name"];
+    const std::string at = "/platform/smmus/" + std::to_string(k);
+    if (inst.name.empty() || inst.name.find_first_of(". ") != std::string::npos)
+      throw ConfigError(at + "/name", "an SMMU instance needs a name without dots or spaces");
+    if (inst.name == "dram" || inst.name == "intc" || inst.name == "cpus" || inst.name == "router" ||
+        inst.name == "sw" || inst.name == "run")
+      throw ConfigError(at + "/name", "\"" + inst.name + "\" is reserved for a platform component");
+    if (!names.insert(inst.name).second)
+      throw ConfigError(at + "/name", "SMMU \"" + inst.name + "\" is named twice");
+    inst.config = rc.smmu;
+    inst.config.base = e["base"];
+    inst.config.eventq_irq = u(e["eventq_irq"]);
+    inst.config.gerror_irq = u(e["gerror_irq"]);
+    inst.config.sync_irq = u(e["sync_irq"]);
+    inst.masters = e["masters"].get<std::vector<std::string>>();
+    rc.more_smmus.push_back(std::move(inst));
+    check_smmu_lines(rc, static_cast<unsigned>(k + 1));
+  }
+}
+
 // platform.*, but for the devices: intc before the SMMU, whose lines it checks.
 void read_platform(RunConfig& rc) {
   const json& pl = rc.resolved["platform"];
@@ -311,6 +367,7 @@ void read_platform(RunConfig& rc) {
     check_smmu(rc);
     rc.smmu.translation.tlb.seed = rc.seed;
   }
+  read_more_smmus(pl["smmus"], rc);
 }
 
 // One platform.devices entry, laid out by its type; `intc_lines` bounds its
@@ -334,11 +391,38 @@ DeviceConfig read_device(const std::string& name, const json& d, const std::stri
   return dc;
 }
 
-// A distributed SMMU's TBUs: each master port (device i is port i) to the
-// TBU that names its device. Every device is in exactly one TBU.
+// Which SMMU instance each device's master port sits behind: the instance of
+// platform.smmus that names it, else platform.smmu.
+void resolve_device_smmus(RunConfig& rc) {
+  if (!rc.has_smmu) return;
+  rc.device_smmu.assign(rc.devices.size(), 0);
+  for (size_t k = 0; k < rc.more_smmus.size(); ++k) {
+    const RunConfig::SmmuInstance& inst = rc.more_smmus[k];
+    const std::string at = "/platform/smmus/" + std::to_string(k);
+    for (const DeviceConfig& d : rc.devices)
+      if (d.name == inst.name) throw ConfigError(at + "/name", "\"" + inst.name + "\" is also a device's name");
+    for (size_t m = 0; m < inst.masters.size(); ++m) {
+      const std::string& dev = inst.masters[m];
+      const auto it = std::find_if(rc.devices.begin(), rc.devices.end(), [&](const DeviceConfig& c) { return c.name == dev; });
+      if (it == rc.devices.end())
+        throw ConfigError(at + "/masters/" + std::to_string(m), "no device named \"" + dev + "\" in platform.devices");
+      unsigned& owner = rc.device_smmu[static_cast<size_t>(it - rc.devices.begin())];
+      if (owner != 0)
+        throw ConfigError(at + "/masters/" + std::to_string(m),
+                          "device \"" + dev + "\" is already behind SMMU \"" + rc.smmu_name(owner) + "\"");
+      owner = static_cast<unsigned>(k + 1);
+    }
+  }
+}
+
+// A distributed SMMU's TBUs (platform.smmu.tbus), shared out among the SMMU
+// instances: a TBU belongs to the instance its devices sit behind (one
+// without devices to platform.smmu). Then each instance maps its master
+// ports (its devices, in platform order) to its TBUs; every device is in
+// exactly one TBU.
 void resolve_tbus(RunConfig& rc) {
-  smmu::TranslatorConfig& t = rc.smmu.translation;
-  smmu::DistributedConfig& d = t.distributed;
+  const smmu::TranslatorConfig& t = rc.smmu.translation;
+  const smmu::DistributedConfig& d = t.distributed;
   if (!d.enabled()) return;
   const std::string p = "/platform/smmu/tbus";
   if (t.micro_tlb_entries)
@@ -347,10 +431,11 @@ void resolve_tbus(RunConfig& rc) {
     throw ConfigError("/platform/smmu/tbu/tlb/ways", "entries (" + std::to_string(d.tbu.tlb.entries) + ") must be a multiple of ways");
   if (rc.smmu.stale_check) throw ConfigError("/platform/smmu/stale_check", "is not available with tbus (a TBU's hits are not checked)");
   constexpr unsigned kNone = ~0u;
-  d.port_tbu.assign(rc.devices.size(), kNone);
+  const std::vector<smmu::TbuSpec> all = d.tbus;
+  std::vector<unsigned> device_tbu(rc.devices.size(), kNone), tbu_smmu(all.size(), 0);
   std::map<std::string, unsigned> names;
-  for (unsigned i = 0; i < d.tbus.size(); ++i) {
-    const smmu::TbuSpec& tbu = d.tbus[i];
+  for (unsigned i = 0; i < all.size(); ++i) {
+    const smmu::TbuSpec& tbu = all[i];
     const std::string at = p + "/" + std::to_string(i);
     if (tbu.name.empty() || tbu.name.find_first_of(". ") != std::string::npos)
       throw ConfigError(at + "/name", "a TBU needs a name without dots or spaces");
@@ -360,16 +445,35 @@ void resolve_tbus(RunConfig& rc) {
       const auto it = std::find_if(rc.devices.begin(), rc.devices.end(), [&](const DeviceConfig& c) { return c.name == dev; });
       if (it == rc.devices.end())
         throw ConfigError(at + "/masters/" + std::to_string(m), "no device named \"" + dev + "\" in platform.devices");
-      unsigned& port = d.port_tbu[static_cast<size_t>(it - rc.devices.begin())];
-      if (port != kNone)
+      const size_t di = static_cast<size_t>(it - rc.devices.begin());
+      if (device_tbu[di] != kNone)
         throw ConfigError(at + "/masters/" + std::to_string(m),
-                          "device \"" + dev + "\" is already behind TBU \"" + d.tbus[port].name + "\"");
-      port = i;
+                          "device \"" + dev + "\" is already behind TBU \"" + all[device_tbu[di]].name + "\"");
+      device_tbu[di] = i;
+      if (m > 0 && rc.device_smmu[di] != tbu_smmu[i])
+        throw ConfigError(at + "/masters/" + std::to_string(m),
+                          "device \"" + dev + "\" sits behind SMMU \"" + rc.smmu_name(rc.device_smmu[di]) +
+                              "\", the TBU's other devices behind \"" + rc.smmu_name(tbu_smmu[i]) +
+                              "\": a TBU serves one SMMU instance");
+      tbu_smmu[i] = rc.device_smmu[di];
     }
   }
   for (size_t i = 0; i < rc.devices.size(); ++i)
-    if (d.port_tbu[i] == kNone)
+    if (device_tbu[i] == kNone)
       throw ConfigError(p, "device \"" + rc.devices[i].name + "\" is behind no TBU: name it in one TBU's masters");
+  for (unsigned k = 0; k < rc.smmu_count(); ++k) {
+    smmu::DistributedConfig& dk = (k == 0 ? rc.smmu : rc.more_smmus[k - 1].config).translation.distributed;
+    std::vector<unsigned> local(all.size(), kNone);  // TBU index -> index among instance k's
+    dk.tbus.clear();
+    for (unsigned i = 0; i < all.size(); ++i)
+      if (tbu_smmu[i] == k) {
+        local[i] = static_cast<unsigned>(dk.tbus.size());
+        dk.tbus.push_back(all[i]);
+      }
+    dk.port_tbu.clear();
+    for (size_t i = 0; i < rc.devices.size(); ++i)
+      if (rc.device_smmu[i] == k) dk.port_tbu.push_back(local[device_tbu[i]]);
+  }
 }
 
 // Every device, then the checks across them and the platform: address
@@ -380,6 +484,7 @@ void read_devices(RunConfig& rc, const std::string& base_dir) {
     rc.devices.push_back(read_device(it.key(), it.value(), base_dir, rc.intc.lines));
   check_address_map(rc);
   check_interrupt_lines(rc);
+  resolve_device_smmus(rc);
   check_stream_ids(rc);
   if (rc.has_smmu) resolve_tbus(rc);
 }

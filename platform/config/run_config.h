@@ -53,6 +53,21 @@ struct RunConfig {
   // The SMMU between every device's master port and the router, if present.
   bool has_smmu = false;
   smmu::SmmuConfig smmu;
+  // platform.smmus: more instances, each a copy of `smmu` with its own name,
+  // registers, interrupt lines and devices (one per PCIe root complex).
+  struct SmmuInstance {
+    std::string name;
+    smmu::SmmuConfig config;
+    std::vector<std::string> masters;
+  };
+  std::vector<SmmuInstance> more_smmus;
+  // The SMMU instance each device's master port sits behind (index into
+  // smmu_config()); empty without an SMMU.
+  std::vector<unsigned> device_smmu;
+  unsigned smmu_count() const { return has_smmu ? 1u + static_cast<unsigned>(more_smmus.size()) : 0u; }
+  // Instance i: 0 is platform.smmu ("smmu"), then platform.smmus in order.
+  const smmu::SmmuConfig& smmu_config(unsigned i) const { return i == 0 ? smmu : more_smmus[i - 1].config; }
+  std::string smmu_name(unsigned i) const { return i == 0 ? "smmu" : more_smmus[i - 1].name; }
   // scenario
   std::string name, description;
   std::vector<AppAssignment> apps;

@@ -232,11 +232,16 @@ struct hal_region hal_dram(void) {
   return {h.dram_base(), h.dram_size()};
 }
 
-struct hal_region hal_smmu(void) {
-  HalContext& p = ctx();
-  if (!p.smmu()) return {0, 0};
-  return {p.config().smmu.base, p.smmu()->register_space_size()};
+unsigned hal_smmu_count(void) { return ctx().config().smmu_count(); }
+
+struct hal_region hal_smmu_get(unsigned index) {
+  const smmu_vp::config::RunConfig& c = ctx().config();
+  if (index >= c.smmu_count()) return {0, 0};
+  const smmu_vp::smmu::SmmuConfig& s = c.smmu_config(index);
+  return {s.base, s.features.register_space_size()};
 }
+
+struct hal_region hal_smmu(void) { return hal_smmu_get(0); }
 
 phys_addr_t hal_msi_doorbell(void) {
   return ctx().config().intc.base + smmu_vp::InterruptController::kRegSetSpi;

@@ -48,6 +48,7 @@ HalContext::HalContext(const HalPlatform& p)
     info.size = d.size;
     info.stream_id = d.stream_id;
     info.irq = d.irq;
+    info.smmu = cfg.has_smmu ? cfg.device_smmu[devices_.size()] : 0;
     devices_.push_back(info);
   }
   current_ = this;

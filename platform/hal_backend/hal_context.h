@@ -24,7 +24,6 @@ class CpuCore;
 class CpuCluster;
 class DmaTraceRecorder;
 namespace config { struct AppAssignment; struct RunConfig; }
-namespace smmu { class Smmu; }
 
 // What the HAL reaches of the platform it serves; the Platform fills it in.
 struct HalPlatform {
@@ -32,7 +31,6 @@ struct HalPlatform {
   CpuCluster& cpus;
   StatsRegistry& stats;
   spdlog::logger& log;
-  smmu::Smmu* smmu;                    // null on a platform without one
   DmaTraceRecorder* const& recorder;   // the platform's: null while not recording
   // An app's measurement window (hal_measure_window): the platform's models
   // then also sum their use over it.
@@ -53,7 +51,6 @@ class HalContext {
   CpuCluster& cpus() { return platform_.cpus; }
   StatsRegistry& stats() { return platform_.stats; }
   spdlog::logger& log() { return platform_.log; }
-  smmu::Smmu* smmu() { return platform_.smmu; }
   void measure_window(Ps start, Ps end) {
     if (platform_.measure_window) platform_.measure_window(start, end);
   }

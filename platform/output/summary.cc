@@ -27,6 +27,59 @@ void histogram_row(std::ostream& os, const std::string& label, const Histogram& 
                     human_ns(h.percentile(99)), human_ns(h.max()));
 }
 
+// The SMMU instance whose statistic `path` is ("" for none).
+std::string smmu_of(const config::RunConfig& cfg, const std::string& path) {
+  for (unsigned i = 0; i < cfg.smmu_count(); ++i) {
+    const std::string name = cfg.smmu_name(i);
+    if (path.size() > name.size() && path.compare(0, name.size(), name) == 0 && path[name.size()] == '.') return name;
+  }
+  return "";
+}
+
+// What SMMU instance i did: translation, invalidation, and faults a user must see.
+void print_smmu(std::ostream& os, const StatsRegistry& s, const config::RunConfig& cfg, unsigned i) {
+  const std::string n = cfg.smmu_name(i), p = n + ".";
+  const smmu::SmmuConfig& c = cfg.smmu_config(i);
+  const uint64_t lookups = counter(s, p + "tlb.lookups"), hits = counter(s, p + "tlb.hits");
+  os << "\n" << n << "\n";
+  os << fmt::format("  transactions {} ({} bypassed, {} aborted); {}TLB lookups {}, hit rate {:.1f}%, table walks {}\n",
+                    counter(s, p + "transactions"), counter(s, p + "bypassed"), counter(s, p + "aborted"),
+                    c.translation.distributed.enabled() ? "TCU " : "", lookups,
+                    lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0,
+                    counter(s, p + "ptw.walks.s1") + counter(s, p + "ptw.walks.s2"));
+  if (const auto& tbus = c.translation.distributed.tbus; !tbus.empty()) {
+    uint64_t translations = 0, tbu_hits = 0, misses = 0, waits = 0;
+    for (const auto& t : tbus) {
+      const std::string b = p + "tbu." + t.name + ".";
+      translations += counter(s, b + "translations");
+      tbu_hits += counter(s, b + "hits");
+      misses += counter(s, b + "misses");
+      waits += counter(s, b + "slot_waits");
+    }
+    os << fmt::format("  {} TBUs: {} translations, {} answered by the TBU ({:.1f}%), {} sent to the TCU; {} waited "
+                      "for a TBU slot; {} invalidations and {} syncs reached each TBU\n",
+                      tbus.size(), translations, tbu_hits,
+                      translations ? 100.0 * static_cast<double>(tbu_hits) / static_cast<double>(translations) : 0.0,
+                      misses, waits, counter(s, p + "tbu." + tbus.front().name + ".invalidations"),
+                      counter(s, p + "tbu." + tbus.front().name + ".syncs"));
+  }
+  os << fmt::format("  commands {} ({} CMD_SYNC)", counter(s, p + "cmdq.commands"), counter(s, p + "cmdq.syncs"));
+  if (const Histogram* h = s.find_histogram(p + "cmdq.sync_latency_ns"); h && h->count())
+    os << fmt::format(", SYNC latency p50 {} p99 {}", human_ns(h->percentile(50)), human_ns(h->percentile(99)));
+  if (const Histogram* h = s.find_histogram(p + "cmdq.occupancy"); h && h->count())
+    os << fmt::format(", queue occupancy mean {:.1f}", h->mean());
+  os << "\n";
+  const uint64_t faults = counter(s, p + "faults.total");
+  const uint64_t cerrors = counter(s, p + "cmdq.errors.CERROR_ILL") + counter(s, p + "cmdq.errors.CERROR_ABT");
+  if (faults || cerrors)
+    os << fmt::format("  FAULTS: {} translation faults and aborts ({} event records written, {} lost), {} command "
+                      "errors (stats.json {}faults, {}cmdq.errors)\n",
+                      faults, counter(s, p + "events.written"), counter(s, p + "events.lost"), cerrors, p, p);
+  if (const Counter* stale = s.find_counter(p + "stale_check.stale_hits"))
+    os << fmt::format("  stale check: {} of {} TLB hits used a translation the page tables no longer hold\n",
+                      stale->value(), counter(s, p + "stale_check.checks"));
+}
+
 }  // namespace
 
 std::vector<std::string> run_problems(const Platform& p) {
@@ -42,12 +95,14 @@ std::vector<std::string> run_problems(const Platform& p) {
     if (path.rfind("cpus.", 0) == 0 && path.size() > 11 && path.compare(path.size() - 11, 11, ".bus_errors") == 0) {
       out.push_back(fmt::format("{}: {} bus errors (an access to an unmapped address or a device that refused it)",
                                 path.substr(5, path.size() - 16), c->value()));
-    } else if (path.rfind("smmu.faults.", 0) == 0 && path != "smmu.faults.total") {
-      out.push_back(fmt::format("smmu: {} {} events", c->value(), path.substr(12)));
-    } else if (path.rfind("smmu.cmdq.errors.", 0) == 0) {
-      out.push_back(fmt::format("smmu: {} commands refused with {}", c->value(), path.substr(17)));
-    } else if (path == "smmu.events.lost") {
-      out.push_back(fmt::format("smmu: {} event records lost (event queue full)", c->value()));
+    } else if (const std::string smmu = smmu_of(p.config(), path); !smmu.empty()) {
+      const std::string leaf = path.substr(smmu.size() + 1);
+      if (leaf.rfind("faults.", 0) == 0 && leaf != "faults.total")
+        out.push_back(fmt::format("{}: {} {} events", smmu, c->value(), leaf.substr(7)));
+      else if (leaf.rfind("cmdq.errors.", 0) == 0)
+        out.push_back(fmt::format("{}: {} commands refused with {}", smmu, c->value(), leaf.substr(12)));
+      else if (leaf == "events.lost")
+        out.push_back(fmt::format("{}: {} event records lost (event queue full)", smmu, c->value()));
     } else {
       for (const auto& d : p.config().devices) {
         const std::string prefix = d.name + ".";
@@ -108,47 +163,7 @@ void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
                       human_ns(kind[0] == 'r' ? cfg.dram.read_latency_ns : cfg.dram.write_latency_ns));
   }
 
-  if (cfg.has_smmu) {
-    // What the SMMU did: translation, invalidation, and faults a user must see.
-    const uint64_t lookups = counter(s, "smmu.tlb.lookups"), hits = counter(s, "smmu.tlb.hits");
-    os << "\nsmmu\n";
-    os << fmt::format("  transactions {} ({} bypassed, {} aborted); {}TLB lookups {}, hit rate {:.1f}%, table walks {}\n",
-                      counter(s, "smmu.transactions"), counter(s, "smmu.bypassed"), counter(s, "smmu.aborted"),
-                      cfg.smmu.translation.distributed.enabled() ? "TCU " : "", lookups,
-                      lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0,
-                      counter(s, "smmu.ptw.walks.s1") + counter(s, "smmu.ptw.walks.s2"));
-    if (const auto& tbus = cfg.smmu.translation.distributed.tbus; !tbus.empty()) {
-      uint64_t translations = 0, tbu_hits = 0, misses = 0, waits = 0;
-      for (const auto& t : tbus) {
-        const std::string b = "smmu.tbu." + t.name + ".";
-        translations += counter(s, b + "translations");
-        tbu_hits += counter(s, b + "hits");
-        misses += counter(s, b + "misses");
-        waits += counter(s, b + "slot_waits");
-      }
-      os << fmt::format("  {} TBUs: {} translations, {} answered by the TBU ({:.1f}%), {} sent to the TCU; {} waited "
-                        "for a TBU slot; {} invalidations and {} syncs reached each TBU\n",
-                        tbus.size(), translations, tbu_hits,
-                        translations ? 100.0 * static_cast<double>(tbu_hits) / static_cast<double>(translations) : 0.0,
-                        misses, waits, counter(s, "smmu.tbu." + tbus.front().name + ".invalidations"),
-                        counter(s, "smmu.tbu." + tbus.front().name + ".syncs"));
-    }
-    os << fmt::format("  commands {} ({} CMD_SYNC)", counter(s, "smmu.cmdq.commands"), counter(s, "smmu.cmdq.syncs"));
-    if (const Histogram* h = s.find_histogram("smmu.cmdq.sync_latency_ns"); h && h->count())
-      os << fmt::format(", SYNC latency p50 {} p99 {}", human_ns(h->percentile(50)), human_ns(h->percentile(99)));
-    if (const Histogram* h = s.find_histogram("smmu.cmdq.occupancy"); h && h->count())
-      os << fmt::format(", queue occupancy mean {:.1f}", h->mean());
-    os << "\n";
-    const uint64_t faults = counter(s, "smmu.faults.total");
-    const uint64_t cerrors = counter(s, "smmu.cmdq.errors.CERROR_ILL") + counter(s, "smmu.cmdq.errors.CERROR_ABT");
-    if (faults || cerrors)
-      os << fmt::format("  FAULTS: {} translation faults and aborts ({} event records written, {} lost), {} command "
-                        "errors (stats.json smmu.faults, smmu.cmdq.errors)\n",
-                        faults, counter(s, "smmu.events.written"), counter(s, "smmu.events.lost"), cerrors);
-    if (const Counter* stale = s.find_counter("smmu.stale_check.stale_hits"))
-      os << fmt::format("  stale check: {} of {} TLB hits used a translation the page tables no longer hold\n",
-                        stale->value(), counter(s, "smmu.stale_check.checks"));
-  }
+  for (unsigned i = 0; i < cfg.smmu_count(); ++i) print_smmu(os, s, cfg, i);
 
   bool header = false;
   for (const auto& d : cfg.devices) {

@@ -80,7 +80,7 @@ static int camera_main(void) {
     hal_log(HAL_LOG_ERROR, "camera: the platform has no device camera0");
     return 1;
   }
-  if (iommu_setup_attach(&cam_dma, "camera", info.stream_id, 3, NULL) != 0 ||
+  if (iommu_setup_attach_device(&cam_dma, "camera", &info, 3, NULL) != 0 ||
       cam_probe(&cam, "camera0", app_dma_dev(&cam_dma)) != 0 || setup_buffers(n) != 0)
     return 1;
   if (n > cam.queue_depth) {

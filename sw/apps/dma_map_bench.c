@@ -32,7 +32,7 @@ static int attach_device(void) {
             hal_device_count());
     return -1;
   }
-  if (iommu_setup_attach(&dma, "dma_map_bench", info.stream_id, 1, 0) != 0) return -1;
+  if (iommu_setup_attach_device(&dma, "dma_map_bench", &info, 1, 0) != 0) return -1;
   if (!dma.translated) hal_log(HAL_LOG_WARN, "dma_map_bench: %s is not translated: maps only return addresses", info.name);
   return 0;
 }

@@ -120,7 +120,11 @@ static int setup_drives(void) {
     }
     /* The bounce pool is filled after the attach, which only records it. */
     struct swiotlb_mem *bounce = hal_param("bounce") ? &bounce_pools[d] : NULL;
-    if (iommu_setup_attach(&dmas[d], "fio", info.stream_id, (uint16_t)(d + 1), bounce) != 0) return -1;
+    /* domain 1: drive 0's domain takes every other drive too. */
+    const int err = hal_param("domain") == 1 && d > 0
+                        ? iommu_setup_attach_shared(&dmas[d], "fio", &dmas[0], &info, bounce)
+                        : iommu_setup_attach_device(&dmas[d], "fio", &info, (uint16_t)(d + 1), bounce);
+    if (err != 0) return -1;
     if (bounce) {
       /* seed 004's swiotlb=512,4,force: 512 slots of 2 KiB in 4 areas, more
        * pools as it fills (the seed's kernel allocated several). */
@@ -380,10 +384,9 @@ static void report(const struct fio_job *j, uint64_t idle_ns) {
   uint64_t elided = 0, syncs = 0, iovas = 0;
   for (unsigned d = 0; d < drives(); d++) iovas += dmas[d].cookie.stats.iovas_allocated;
   if (dmas[0].translated) {
-    iommu_setup_report(&dmas[0]); /* the SMMU's totals, drive 0's domain */
-    const struct smmu_device *s = dmas[0].domain.smmu;
-    elided = s->stats.syncs_elided;
-    syncs = s->stats.syncs;
+    iommu_setup_report(&dmas[0]); /* the SMMUs' totals, drive 0's domain */
+    uint64_t commands;
+    iommu_setup_smmu_totals(&commands, &syncs, &elided);
     if (syncs + elided) hal_stat_set("syncs_elided_share", (double)elided / (double)(syncs + elided));
     hal_stat_set("iovas_allocated", (double)iovas);
   }
@@ -498,6 +501,7 @@ static const struct hal_param_decl fio_params[] = {
     {"verify", 0, "1: write a pattern over each job's region first, then check every read against it.", 1, 0},
     {"region_mib", 1024, "LBA span of each job in MiB (0: the job's share of the namespace).", 0, 0},
     {"bounce", 0, "1: bounce every data page through swiotlb (swiotlb=512,4,force: pools of 512 slots in 4 areas, more as they fill) on top of the drive's strict DMA domain.", 1, 0},
+    {"domain", 0, "0: each drive in a DMA domain of its own; 1: every drive in drive 0's (one IOVA space and ASID, as devices in one VFIO container), whose invalidations go to every SMMU a drive sits behind (the fanout parameter).", 1, "per_drive,shared"},
     {"swiotlb_search", 0, "Bounce slot search: 0 pool-first (before seed 004), 1 area-first.", 1, "pool_first,area_first"},
     {"irq_cores", 0, "0: each job completes its own I/O (its queue's interrupt comes to its core). N: the app's last N cores run no job but take the queues' interrupts and run the completions, unmaps included, as a virtio disk's interrupt does on another vCPU (Linux virtio_blk.c virtblk_done -> blk_mq_complete_request -> virtblk_unmap_data; blk-mq.c blk_mq_complete_need_ipi completes where the interrupt arrived); jobs = cores - N.", 0, 0},
     {"completion_cycles", 0, "Of io_cycles, those of an I/O's completion (the block layer's end of request, the aio event, waking the job), charged on the core that runs the completion (with irq_cores, a completion core); the rest at submission. 0: all at submission.", 0, 0},

@@ -3,38 +3,54 @@
 #include "hal/hal.h"
 #include "lib/string.h"
 
-static struct smmu_device smmu;
-/* Apps on other cores (a NIC and a camera, say) share the one SMMU: the
- * first to get here brings it up, the others wait for it. */
+/* Every SMMU instance of the platform (platform.smmu, then platform.smmus),
+ * brought up when a device behind it is first attached. Apps on other cores
+ * (a NIC and a camera, say) share them: the first to get to an instance
+ * brings it up, the others wait for it. */
+#define IOMMU_SETUP_MAX_SMMUS IOMMU_DOMAIN_MAX_SMMUS
+static struct smmu_device smmus[IOMMU_SETUP_MAX_SMMUS];
 enum { SMMU_DOWN = 0, SMMU_COMING_UP = 1, SMMU_UP = 2, SMMU_FAILED = 3 };
-static volatile uint32_t smmu_state;
+static volatile uint32_t smmu_state[IOMMU_SETUP_MAX_SMMUS];
 
-struct smmu_device *iommu_setup_smmu(const char *app, bool *failed) {
+struct smmu_device *iommu_setup_smmu(const char *app, bool *failed) { return iommu_setup_smmu_at(app, 0, failed); }
+
+struct smmu_device *iommu_setup_smmu_at(const char *app, unsigned index, bool *failed) {
   *failed = false;
   if (!hal_smmu().size) {
     hal_log(HAL_LOG_WARN, "%s: the platform has no SMMU: devices use physical addresses", app);
     return NULL;
   }
-  if (hal_cmpxchg32(&smmu_state, SMMU_DOWN, SMMU_COMING_UP) != SMMU_DOWN) {
-    uint32_t st;
-    while ((st = hal_load32(&smmu_state)) == SMMU_COMING_UP) hal_wfe();
-    *failed = st != SMMU_UP;
-    return st == SMMU_UP ? &smmu : NULL;
-  }
-  if (smmu_probe(&smmu, hal_smmu().base) != 0 || smmu_reset(&smmu) != 0) {
-    hal_log(HAL_LOG_ERROR, "%s: SMMU bring-up failed", app);
+  const struct hal_region regs = hal_smmu_get(index);
+  if (!regs.size || index >= IOMMU_SETUP_MAX_SMMUS) {
+    hal_log(HAL_LOG_ERROR, "%s: no SMMU instance %u (the platform has %u; this driver takes %u)", app, index,
+            hal_smmu_count(), IOMMU_SETUP_MAX_SMMUS);
     *failed = true;
-    hal_store32(&smmu_state, SMMU_FAILED);
+    return NULL;
+  }
+  struct smmu_device *smmu = &smmus[index];
+  volatile uint32_t *state = &smmu_state[index];
+  if (hal_cmpxchg32(state, SMMU_DOWN, SMMU_COMING_UP) != SMMU_DOWN) {
+    uint32_t st;
+    while ((st = hal_load32(state)) == SMMU_COMING_UP) hal_wfe();
+    *failed = st != SMMU_UP;
+    return st == SMMU_UP ? smmu : NULL;
+  }
+  if (smmu_probe(smmu, regs.base) != 0 || smmu_reset(smmu) != 0) {
+    hal_log(HAL_LOG_ERROR, "%s: bring-up of SMMU %u failed", app, index);
+    *failed = true;
+    hal_store32(state, SMMU_FAILED);
     hal_sev();
     return NULL;
   }
-  const struct smmu_policy got = smmu_set_policy(&smmu, smmu_policy_from_params());
-  hal_stat_set("policy_cmdq", got.cmdq);
-  hal_stat_set("policy_sync", got.sync);
-  hal_stat_set("policy_tlbi", got.tlbi);
-  hal_store32(&smmu_state, SMMU_UP);
+  const struct smmu_policy got = smmu_set_policy(smmu, smmu_policy_from_params());
+  if (index == 0) {
+    hal_stat_set("policy_cmdq", got.cmdq);
+    hal_stat_set("policy_sync", got.sync);
+    hal_stat_set("policy_tlbi", got.tlbi);
+  }
+  hal_store32(state, SMMU_UP);
   hal_sev();
-  return &smmu;
+  return smmu;
 }
 
 /* The ASIDs of the domains the apps have attached: two domains must never
@@ -62,9 +78,19 @@ static uint16_t claim_asid(uint16_t want) {
 }
 
 int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_t asid, struct swiotlb_mem *bounce) {
+  return iommu_setup_attach_on(d, app, 0, sid, asid, bounce);
+}
+
+int iommu_setup_attach_device(struct app_dma *d, const char *app, const struct hal_device_info *dev, uint16_t asid,
+                              struct swiotlb_mem *bounce) {
+  return iommu_setup_attach_on(d, app, dev->smmu, dev->stream_id, asid, bounce);
+}
+
+int iommu_setup_attach_on(struct app_dma *d, const char *app, unsigned smmu, uint32_t sid, uint16_t asid,
+                          struct swiotlb_mem *bounce) {
   sw_memset(d, 0, sizeof *d);
   bool failed;
-  struct smmu_device *s = iommu_setup_smmu(app, &failed);
+  struct smmu_device *s = iommu_setup_smmu_at(app, smmu, &failed);
   if (!s) return failed ? -1 : 0;
   const unsigned unmap = (unsigned)hal_param("unmap");
   if (unmap == 2) return smmu_attach_bypass(s, sid) == 0 ? 0 : -1;
@@ -78,7 +104,8 @@ int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_
     hal_log(HAL_LOG_INFO, "%s: stream %u: ASID %u is another domain's; this one takes ASID %u", app, sid, want, asid);
   const struct iommu_domain_policy dp = {(enum iommu_walk_flush_policy)hal_param("walk_flush"),
                                          (enum iommu_map_sg_policy)hal_param("map_sg"), hal_param("coherent_walk") == 0,
-                                         hal_param("sync_each_page") != 0, false};
+                                         hal_param("sync_each_page") != 0, false,
+                                         (enum iommu_fanout_policy)hal_param("fanout")};
   struct dma_policy pol;
   sw_memset(&pol, 0, sizeof pol);
   pol.unmap = unmap == 1 ? DMA_UNMAP_LAZY : DMA_UNMAP_STRICT;
@@ -93,6 +120,31 @@ int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_
   }
   d->translated = true;
   return 0;
+}
+
+int iommu_setup_attach_shared(struct app_dma *d, const char *app, struct app_dma *owner,
+                              const struct hal_device_info *dev, struct swiotlb_mem *bounce) {
+  /* Passthrough or no SMMU: nothing is shared, the device is set up alone. */
+  if (!owner->translated) return iommu_setup_attach_device(d, app, dev, 0, bounce);
+  sw_memset(d, 0, sizeof *d);
+  bool failed;
+  struct smmu_device *s = iommu_setup_smmu_at(app, dev->smmu, &failed);
+  if (!s) return -1;
+  if (dma_dev_init_on(&d->dev, &owner->cookie, s, dev->stream_id, DMA_BIT_MASK(48), bounce) != 0) {
+    hal_log(HAL_LOG_ERROR, "%s: cannot attach stream %u to the shared DMA domain", app, dev->stream_id);
+    return -1;
+  }
+  d->translated = true;
+  return 0;
+}
+
+void iommu_setup_smmu_totals(uint64_t *commands, uint64_t *syncs, uint64_t *syncs_elided) {
+  *commands = *syncs = *syncs_elided = 0;
+  for (unsigned i = 0; i < IOMMU_SETUP_MAX_SMMUS; i++) { /* an instance never brought up counted nothing */
+    *commands += smmus[i].stats.commands;
+    *syncs += smmus[i].stats.syncs;
+    *syncs_elided += smmus[i].stats.syncs_elided;
+  }
 }
 
 void iommu_setup_report_sum(const struct app_dma *const *ds, unsigned n) {
@@ -111,9 +163,11 @@ void iommu_setup_report_sum(const struct app_dma *const *ds, unsigned n) {
     if (d->cookie.stats.lazy_window_max_ns > window_max) window_max = d->cookie.stats.lazy_window_max_ns;
   }
   if (!any) return;
-  hal_stat_set("smmu_commands", (double)smmu.stats.commands);
-  hal_stat_set("smmu_syncs", (double)smmu.stats.syncs);
-  hal_stat_set("smmu_syncs_elided", (double)smmu.stats.syncs_elided);
+  uint64_t commands, syncs, elided;
+  iommu_setup_smmu_totals(&commands, &syncs, &elided);
+  hal_stat_set("smmu_commands", (double)commands);
+  hal_stat_set("smmu_syncs", (double)syncs);
+  hal_stat_set("smmu_syncs_elided", (double)elided);
   hal_stat_set("iovas_allocated", (double)iovas);
   hal_stat_set("fq_flushes", (double)flushes);
   hal_stat_set("pages_gathered", (double)gathered);

@@ -45,8 +45,8 @@ static bool params_valid(const char *app) {
 
 /* The NIC's stream: a DMA domain with the chosen unmap policy, or bypass,
  * and the live IOVAs the scenario asks for. */
-static int attach_stream(const char *app, uint32_t sid, struct dma_dev **out) {
-  if (iommu_setup_attach(&nic_dma, app, sid, 1, NULL) != 0) return -1;
+static int attach_stream(const char *app, const struct hal_device_info *nic, struct dma_dev **out) {
+  if (iommu_setup_attach_device(&nic_dma, app, nic, 1, NULL) != 0) return -1;
   *out = app_dma_dev(&nic_dma);
   if (!*out) return 0;
   /* Live IOVAs, one tree node each, just below the top of the space where
@@ -71,7 +71,7 @@ static int leader_setup(const char *app) {
     return -1;
   }
   struct dma_dev *dev;
-  if (attach_stream(app, info.stream_id, &dev) != 0) return -1;
+  if (attach_stream(app, &info, &dev) != 0) return -1;
   struct nic_config cfg;
   nic_config_default(&cfg);
   cfg.rx_ring_size = cfg.tx_ring_size = (uint32_t)hal_param("ring");

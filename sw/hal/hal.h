@@ -223,10 +223,16 @@ struct hal_device_info {
   uint64_t size;
   uint32_t stream_id;
   uint32_t irq;      /* wired interrupt line */
+  uint32_t smmu;     /* the SMMU instance its master port sits behind (hal_smmu_get); 0 without one */
 };
 struct hal_region hal_dram(void);
-/* The SMMU's register block; size 0 when the platform has no SMMU. */
+/* The SMMU's register block; size 0 when the platform has no SMMU. With
+ * several instances (platform.smmus), the first: hal_smmu_get(0). */
 struct hal_region hal_smmu(void);
+/* How many SMMU instances the platform has (0: none). */
+unsigned hal_smmu_count(void);
+/* Instance `index`'s register block; size 0 when there is no such instance. */
+struct hal_region hal_smmu_get(unsigned index);
 /* Address whose 32-bit write of an interrupt number raises that interrupt. */
 phys_addr_t hal_msi_doorbell(void);
 unsigned hal_device_count(void);

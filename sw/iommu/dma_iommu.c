@@ -477,7 +477,13 @@ void iommu_dma_cookie_destroy(struct iommu_dma_cookie *c) {
 
 int dma_dev_init(struct dma_dev *dev, struct iommu_dma_cookie *cookie, uint32_t sid, uint64_t dma_mask,
                  struct swiotlb_mem *swiotlb) {
-  if (!dev || !cookie || !cookie->domain || !dma_mask) return -1;
+  if (!cookie || !cookie->domain) return -1;
+  return dma_dev_init_on(dev, cookie, cookie->domain->smmu, sid, dma_mask, swiotlb);
+}
+
+int dma_dev_init_on(struct dma_dev *dev, struct iommu_dma_cookie *cookie, struct smmu_device *smmu, uint32_t sid,
+                    uint64_t dma_mask, struct swiotlb_mem *swiotlb) {
+  if (!dev || !cookie || !cookie->domain || !smmu || !dma_mask) return -1;
   sw_memset(dev, 0, sizeof(*dev));
   dev->sid = sid;
   dev->dma_mask = dma_mask;
@@ -487,5 +493,5 @@ int dma_dev_init(struct dma_dev *dev, struct iommu_dma_cookie *cookie, uint32_t 
   dev->cost_indirect = hal_cost_lookup("indirect_call");
   dev->cost_call = hal_cost_lookup("function_call");
   dev->cost_line = hal_cost_lookup("cache_clean_line");
-  return iommu_attach_device(dev->domain, sid) == 0 ? 0 : -1;
+  return iommu_attach_device_on(dev->domain, smmu, sid) == 0 ? 0 : -1;
 }

@@ -170,6 +170,11 @@ void iommu_dma_cookie_destroy(struct iommu_dma_cookie *cookie);
  * swiotlb may be NULL. 0 or -1. */
 int dma_dev_init(struct dma_dev *dev, struct iommu_dma_cookie *cookie, uint32_t sid, uint64_t dma_mask,
                  struct swiotlb_mem *swiotlb);
+/* The same for a device behind `smmu`, which may be another SMMU than the
+ * domain's first (platform.smmus): the domain's invalidations then reach it
+ * too (iommu_attach_device_on). */
+int dma_dev_init_on(struct dma_dev *dev, struct iommu_dma_cookie *cookie, struct smmu_device *smmu, uint32_t sid,
+                    uint64_t dma_mask, struct swiotlb_mem *swiotlb);
 
 /* Maps [pa, pa + size) for the device: returns the device address (with
  * pa's offset inside the granule), or DMA_MAPPING_ERROR. dma_map_single is

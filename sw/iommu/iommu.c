@@ -48,16 +48,71 @@ static uint64_t pgtable_frames(const struct iommu_domain *dom, size_t pgsize) {
   return 2u + (leaf_level >= p->start_level ? leaf_level - p->start_level + 1u : 1u);
 }
 
-/* ---- Invalidation through the driver, counted per domain. */
+/* ---- Invalidation through the driver, counted per domain, sent to every
+ * SMMU a stream of the domain sits behind. Linux keeps one such list per
+ * domain since the arm_smmu_invs rework (commit 587bb3e56a2c,
+ * "iommu/arm-smmu-v3: Add arm_smmu_invs based arm_smmu_domain_inv_range()"),
+ * sorted so that each SMMU's commands go out as one batch with its sync. */
 
 static void count_tlbi_result(struct iommu_domain *dom, int err) {
   if (err) dom->stats.tlbi_errors++;
 }
 
+/* What one invalidation removes. */
+enum inv_kind {
+  INV_CONTEXT, /* every translation of the ASID */
+  INV_LEAVES,  /* leaves of pgsize bytes in [iova, iova + size), by the SMMU's TLBI policy */
+  INV_WALK,    /* a removed table: one non-leaf TLBI per pgsize bytes */
+  INV_SYNC,    /* nothing: a CMD_SYNC alone (iotlb_sync with sync_always) */
+};
+struct inv {
+  enum inv_kind kind;
+  uint64_t iova, size, pgsize;
+};
+
+/* The invalidation's commands on one SMMU, with their CMD_SYNC or without. */
+static int inv_on(struct iommu_domain *dom, struct smmu_device *s, const struct inv *r, bool sync) {
+  uint64_t *tlbis = &dom->stats.tlbi_commands;
+  switch (r->kind) {
+    case INV_CONTEXT:
+      (*tlbis)++;
+      return sync ? smmu_tlbi_asid(s, dom->asid) : smmu_tlbi_asid_nosync(s, dom->asid);
+    case INV_LEAVES:
+      /* The driver's range and threshold encodings are for 4 KiB tables (TG =
+       * 4K); a 16K or 64K domain gets one TLBI per leaf, which the SMMU
+       * matches whatever the granule. */
+      if (dom->pgt.cfg.granule == IO_PGTABLE_SZ_4K)
+        return sync ? smmu_tlbi_range_pgsize(s, dom->asid, r->iova, r->size, r->pgsize, true, tlbis)
+                    : smmu_tlbi_range_pgsize_nosync(s, dom->asid, r->iova, r->size, r->pgsize, true, tlbis);
+      return sync ? smmu_tlbi_va_each(s, dom->asid, r->iova, r->size, r->pgsize, true, tlbis)
+                  : smmu_tlbi_va_each_nosync(s, dom->asid, r->iova, r->size, r->pgsize, true, tlbis);
+    case INV_WALK:
+      return sync ? smmu_tlbi_va_each(s, dom->asid, r->iova, r->size, r->pgsize, false, tlbis)
+                  : smmu_tlbi_va_each_nosync(s, dom->asid, r->iova, r->size, r->pgsize, false, tlbis);
+    case INV_SYNC:
+      return sync ? smmu_sync(s) : 0;
+  }
+  return -1;
+}
+
+/* On every SMMU of the domain, by the fan-out policy: one after another, each
+ * waited for (Linux); or the commands to all of them first, then each one's
+ * CMD_SYNC, so that the SMMUs work on them at once. */
+static void invalidate(struct iommu_domain *dom, const struct inv *r) {
+  int err = 0;
+  if (dom->n_smmus <= 1 || dom->policy.fanout == IOMMU_FANOUT_SERIAL) {
+    for (unsigned i = 0; i < dom->n_smmus; i++) err |= inv_on(dom, dom->smmus[i], r, true);
+  } else {
+    for (unsigned i = 0; i < dom->n_smmus; i++) err |= inv_on(dom, dom->smmus[i], r, false);
+    for (unsigned i = 0; i < dom->n_smmus; i++) err |= smmu_sync(dom->smmus[i]);
+  }
+  count_tlbi_result(dom, err);
+}
+
 static void invalidate_context(struct iommu_domain *dom) {
   dom->stats.flush_alls++;
-  dom->stats.tlbi_commands++;
-  count_tlbi_result(dom, smmu_tlbi_asid(dom->smmu, dom->asid));
+  const struct inv r = {INV_CONTEXT, 0, 0, 0};
+  invalidate(dom, &r);
 }
 
 /* ---- Flush ops: what io-pgtable calls back into the driver. Each is reached
@@ -80,8 +135,8 @@ static void flush_op_tlb_flush_walk(uint64_t iova, size_t size, size_t granule, 
     invalidate_context(dom);
     return;
   }
-  count_tlbi_result(dom, smmu_tlbi_va_each(dom->smmu, dom->asid, iova, size, granule, false,
-                                           &dom->stats.tlbi_commands));
+  const struct inv r = {INV_WALK, iova, size, granule};
+  invalidate(dom, &r);
 }
 
 /* A leaf left the tree: remember it for the next sync. A leaf of another size
@@ -108,27 +163,17 @@ static const struct iommu_flush_ops iommu_flush_ops_smmu = {
     flush_op_tlb_add_page,
 };
 
-/* Invalidates gathered leaves of one size. The driver's range and threshold
- * encodings are for 4 KiB tables (TG = 4K); a 16K or 64K domain gets one
- * TLBI per leaf, which the SMMU matches whatever the granule. */
-static void invalidate_leaves(struct iommu_domain *dom, uint64_t iova, uint64_t size, uint64_t pgsize) {
-  int err;
-  if (dom->pgt.cfg.granule == IO_PGTABLE_SZ_4K)
-    err = smmu_tlbi_range_pgsize(dom->smmu, dom->asid, iova, size, pgsize, true, &dom->stats.tlbi_commands);
-  else
-    err = smmu_tlbi_va_each(dom->smmu, dom->asid, iova, size, pgsize, true, &dom->stats.tlbi_commands);
-  count_tlbi_result(dom, err);
-}
-
 void iommu_iotlb_sync(struct iommu_domain *dom, struct iommu_iotlb_gather *gather) {
   charge_indirect(dom, 1); /* core -> driver iotlb_sync */
   const bool queued = gather->queued;
   if (gather->pgsize && !iommu_iotlb_gather_empty(gather)) {
     dom->stats.iotlb_syncs++;
-    invalidate_leaves(dom, gather->start, gather->end - gather->start + 1, gather->pgsize);
+    const struct inv r = {INV_LEAVES, gather->start, gather->end - gather->start + 1, gather->pgsize};
+    invalidate(dom, &r);
   } else if (dom->policy.sync_always) {
     dom->stats.iotlb_syncs++;
-    count_tlbi_result(dom, smmu_cmdq_issue(dom->smmu, 0, 0, true));
+    const struct inv r = {INV_SYNC, 0, 0, 0};
+    invalidate(dom, &r);
   }
   iommu_iotlb_gather_init(gather);
   gather->queued = queued;
@@ -146,6 +191,8 @@ int iommu_domain_init(struct iommu_domain *dom, struct smmu_device *smmu, uint16
   if (!dom || !smmu) return -IOMMU_EINVAL;
   sw_memset(dom, 0, sizeof(*dom));
   dom->smmu = smmu;
+  dom->smmus[0] = smmu;
+  dom->n_smmus = 1;
   dom->asid = asid;
   if (policy) dom->policy = *policy;
   dom->cost_indirect = hal_cost_lookup("indirect_call");
@@ -187,18 +234,34 @@ static void trace_domain(uint64_t traced, uint32_t op, const struct iommu_domain
   hal_dma_trace(&t);
 }
 
-int iommu_attach_device(struct iommu_domain *dom, uint32_t sid) {
+int iommu_attach_device(struct iommu_domain *dom, uint32_t sid) { return iommu_attach_device_on(dom, dom->smmu, sid); }
+
+/* The domain's invalidations go to `smmu` from now on: added once. */
+static int add_smmu(struct iommu_domain *dom, struct smmu_device *smmu) {
+  for (unsigned i = 0; i < dom->n_smmus; i++)
+    if (dom->smmus[i] == smmu) return 0;
+  if (dom->n_smmus == IOMMU_DOMAIN_MAX_SMMUS) return -IOMMU_ENOMEM;
+  dom->smmus[dom->n_smmus++] = smmu;
+  return 0;
+}
+
+int iommu_attach_device_on(struct iommu_domain *dom, struct smmu_device *smmu, uint32_t sid) {
   const uint64_t traced = hal_dma_trace_begin();
   charge_indirect(dom, 1); /* core -> driver attach_dev */
-  if (smmu_attach_s1_cfg(dom->smmu, sid, dom->asid, &dom->s1)) return -IOMMU_EIO;
+  if (!smmu) return -IOMMU_EINVAL;
+  const int err = add_smmu(dom, smmu);
+  if (err) return err;
+  if (smmu_attach_s1_cfg(smmu, sid, dom->asid, &dom->s1)) return -IOMMU_EIO;
   trace_domain(traced, HAL_DMA_TRACE_ATTACH, dom, sid);
   return 0;
 }
 
-int iommu_detach_device(struct iommu_domain *dom, uint32_t sid) {
+int iommu_detach_device(struct iommu_domain *dom, uint32_t sid) { return iommu_detach_device_on(dom, dom->smmu, sid); }
+
+int iommu_detach_device_on(struct iommu_domain *dom, struct smmu_device *smmu, uint32_t sid) {
   const uint64_t traced = hal_dma_trace_begin();
   charge_indirect(dom, 1);
-  if (smmu_detach(dom->smmu, sid)) return -IOMMU_EIO;
+  if (!smmu || smmu_detach(smmu, sid)) return -IOMMU_EIO;
   trace_domain(traced, HAL_DMA_TRACE_DETACH, dom, sid);
   return 0;
 }

@@ -16,7 +16,8 @@
  *
  * Policies, chosen at iommu_domain_init (each next to its baseline):
  *   walk_flush: how the driver invalidates a removed table (seed 000);
- *   map_sg:     one call chain per list element, or one pass (seed 002).
+ *   map_sg:     one call chain per list element, or one pass (seed 002);
+ *   fanout:     a domain behind several SMMUs syncs each in turn, or all at once.
  *
  * Concurrency: several cores may map and unmap disjoint IOVA ranges of one
  * domain at once (io-pgtable publishes new tables with cmpxchg); a gather
@@ -38,6 +39,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* SMMU instances one domain's streams may sit behind. */
+#define IOMMU_DOMAIN_MAX_SMMUS 16
 
 /* Errors, returned negated (io-pgtable's values where they overlap). */
 #define IOMMU_EINVAL IO_PGTABLE_EINVAL
@@ -65,6 +69,19 @@ enum iommu_map_sg_policy {
   IOMMU_MAP_SG_BATCHED = 1,
 };
 
+/* How an invalidation reaches the SMMUs of a domain whose streams sit behind
+ * several (platform.smmus): nothing changes with one. */
+enum iommu_fanout_policy {
+  /* Linux since the arm_smmu_invs rework (commit 587bb3e56a2c): the domain's
+   * invalidation list is sorted by SMMU, and arm_smmu_domain_inv_range
+   * submits one SMMU's batch with its CMD_SYNC, and waits, before it builds
+   * the next SMMU's. */
+  IOMMU_FANOUT_SERIAL = 0,
+  /* Not in Linux, a what-if: every SMMU gets its TLBIs first, then each its
+   * CMD_SYNC, so that the SMMUs invalidate at once and the waits overlap. */
+  IOMMU_FANOUT_OVERLAP = 1,
+};
+
 struct iommu_domain_policy {
   enum iommu_walk_flush_policy walk_flush;
   enum iommu_map_sg_policy map_sg;
@@ -81,6 +98,7 @@ struct iommu_domain_policy {
    * On this SMMUv3 model: a lone CMD_SYNC when the gather is empty. Off:
    * arm-smmu-v3's iotlb_sync, which has nothing to do then. */
   bool sync_always;
+  enum iommu_fanout_policy fanout;
 };
 
 /* One element of a scatter-gather list: physically contiguous bytes. */
@@ -120,6 +138,11 @@ struct iommu_domain {
   uint64_t min_pgsize;
   struct iommu_stats stats;
   int cost_indirect, cost_call, cost_driver_op; /* hal_cost_lookup handles */
+  /* Every SMMU a stream of the domain has been attached behind, `smmu` first:
+   * each gets the domain's invalidations (an SMMU stays on the list after
+   * its streams detach, so no stale entry can survive there). */
+  struct smmu_device *smmus[IOMMU_DOMAIN_MAX_SMMUS];
+  unsigned n_smmus;
 };
 
 /* Page tables of `granule` (IO_PGTABLE_SZ_4K, _16K or _64K) for 48-bit IOVAs
@@ -134,8 +157,13 @@ void iommu_domain_destroy(struct iommu_domain *dom);
 /* Points stream `sid` at the domain's tables (a CD with its TTB0, T0SZ, TG0,
  * IPS, walk attributes and MAIR, then the STE). 0 or -IOMMU_EIO. */
 int iommu_attach_device(struct iommu_domain *dom, uint32_t sid);
+/* The same for a stream behind another SMMU than the domain's first, which
+ * then gets the domain's invalidations too. 0, -IOMMU_EIO, or -IOMMU_ENOMEM
+ * beyond IOMMU_DOMAIN_MAX_SMMUS instances. */
+int iommu_attach_device_on(struct iommu_domain *dom, struct smmu_device *smmu, uint32_t sid);
 /* The stream aborts from now on. */
 int iommu_detach_device(struct iommu_domain *dom, uint32_t sid);
+int iommu_detach_device_on(struct iommu_domain *dom, struct smmu_device *smmu, uint32_t sid);
 
 /* Maps [iova, iova + size) to [pa, pa + size) with IOMMU_* prot, each chunk
  * with the largest page size that the alignment of iova and pa and the

@@ -214,6 +214,18 @@ int smmu_tlbi_range_pgsize(struct smmu_device *dev, uint16_t asid, uint64_t iova
 int smmu_tlbi_va_each(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t step,
                       bool leaf, uint64_t *tlbis);
 
+/* The same four invalidations without their CMD_SYNC: the commands are in
+ * the queue when they return, and complete at a later smmu_sync. A domain
+ * whose devices sit behind several SMMUs sends its TLBIs to every one before
+ * waiting on any (sw/iommu/iommu.c, IOMMU_FANOUT_OVERLAP). */
+int smmu_tlbi_asid_nosync(struct smmu_device *dev, uint16_t asid);
+int smmu_tlbi_range_pgsize_nosync(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size,
+                                  uint64_t pgsize, bool leaf, uint64_t *tlbis);
+int smmu_tlbi_va_each_nosync(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t step,
+                             bool leaf, uint64_t *tlbis);
+/* A CMD_SYNC alone, waited for by the policy in force. */
+int smmu_sync(struct smmu_device *dev);
+
 /* Consumes the event queue: decodes, counts and logs each record. Returns
  * the number of records handled. */
 unsigned smmu_handle_events(struct smmu_device *dev);

@@ -7,6 +7,9 @@
  * without a SYNC and the last with the one CMD_SYNC, as Linux's cmdq batches
  * do.
  * smmu_tlbi_va_each is the per-granule walk flush used whatever the policy.
+ * The _nosync forms leave out the CMD_SYNC, for a domain whose devices sit
+ * behind several SMMUs (sw/iommu/iommu.c fans the commands out to every one
+ * before it syncs any).
  */
 #include "drivers/smmu/arm_smmu_internal.h"
 
@@ -35,17 +38,21 @@ static void batch_add(struct smmu_device *dev, struct cmd_batch *b, uint64_t w0,
   }
 }
 
-static int batch_submit(struct smmu_device *dev, struct cmd_batch *b, uint64_t *tlbis) {
-  if (b->issued) b->err |= smmu_cmdq_issue(dev, (const uint64_t(*)[2])b->cmds, b->n, true);
+/* The last batch, with the one CMD_SYNC unless the caller syncs later. */
+static int batch_submit(struct smmu_device *dev, struct cmd_batch *b, uint64_t *tlbis, bool sync) {
+  if (b->n || (b->issued && sync)) b->err |= smmu_cmdq_issue(dev, (const uint64_t(*)[2])b->cmds, b->n, sync);
   b->n = 0;
   if (tlbis) *tlbis += b->issued;
   return b->err;
 }
 
-int smmu_tlbi_asid(struct smmu_device *dev, uint16_t asid) {
+static int tlbi_asid(struct smmu_device *dev, uint16_t asid, bool sync) {
   const uint64_t cmd[1][2] = {{SMMU_CMD_TLBI_NH_ASID | ((uint64_t)asid << SMMU_CMD0_ASID_SHIFT), 0}};
-  return smmu_cmdq_issue(dev, cmd, 1, true);
+  return smmu_cmdq_issue(dev, cmd, 1, sync);
 }
+
+int smmu_tlbi_asid(struct smmu_device *dev, uint16_t asid) { return tlbi_asid(dev, asid, true); }
+int smmu_tlbi_asid_nosync(struct smmu_device *dev, uint16_t asid) { return tlbi_asid(dev, asid, false); }
 
 /* Walk level at which a 4 KiB-granule table holds a leaf of `pgsize` bytes:
  * the TTL hint of a range command (IHI 0070 4.4.1.1); 0 (no hint) for a size
@@ -92,15 +99,15 @@ static void add_ranges(struct smmu_device *dev, struct cmd_batch *b, uint64_t w0
   }
 }
 
-int smmu_tlbi_range_pgsize(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t pgsize,
-                           bool leaf, uint64_t *tlbis) {
+static int tlbi_range_pgsize(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t pgsize,
+                             bool leaf, uint64_t *tlbis, bool sync) {
   const uint64_t first = iova & ~0xFFFull;
   const uint64_t pages = (iova + size - first + 4095) / 4096;
   const uint64_t w0 = SMMU_CMD_TLBI_NH_VA | ((uint64_t)asid << SMMU_CMD0_ASID_SHIFT);
   if (dev->policy.asid_threshold_pages && pages >= dev->policy.asid_threshold_pages) {
     /* Cheaper to drop the whole ASID than to walk the range. */
     if (tlbis) (*tlbis)++;
-    return smmu_tlbi_asid(dev, asid);
+    return tlbi_asid(dev, asid, sync);
   }
   struct cmd_batch b;
   batch_init(&b);
@@ -108,18 +115,40 @@ int smmu_tlbi_range_pgsize(struct smmu_device *dev, uint16_t asid, uint64_t iova
     add_ranges(dev, &b, w0, first, pages, leaf ? leaf_ttl_4k(pgsize) : 0, leaf);
   else
     add_per_step(dev, &b, w0, iova, size, tlbi_step(pgsize), leaf);
-  return batch_submit(dev, &b, tlbis);
+  return batch_submit(dev, &b, tlbis, sync);
+}
+
+int smmu_tlbi_range_pgsize(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t pgsize,
+                           bool leaf, uint64_t *tlbis) {
+  return tlbi_range_pgsize(dev, asid, iova, size, pgsize, leaf, tlbis, true);
+}
+
+int smmu_tlbi_range_pgsize_nosync(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size,
+                                  uint64_t pgsize, bool leaf, uint64_t *tlbis) {
+  return tlbi_range_pgsize(dev, asid, iova, size, pgsize, leaf, tlbis, false);
 }
 
 int smmu_tlbi_range(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size) {
   return smmu_tlbi_range_pgsize(dev, asid, iova, size, 4096, true, 0);
 }
 
-int smmu_tlbi_va_each(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t step,
-                      bool leaf, uint64_t *tlbis) {
+static int tlbi_va_each(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t step,
+                        bool leaf, uint64_t *tlbis, bool sync) {
   struct cmd_batch b;
   batch_init(&b);
   add_per_step(dev, &b, SMMU_CMD_TLBI_NH_VA | ((uint64_t)asid << SMMU_CMD0_ASID_SHIFT), iova, size,
                tlbi_step(step), leaf);
-  return batch_submit(dev, &b, tlbis);
+  return batch_submit(dev, &b, tlbis, sync);
 }
+
+int smmu_tlbi_va_each(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t step,
+                      bool leaf, uint64_t *tlbis) {
+  return tlbi_va_each(dev, asid, iova, size, step, leaf, tlbis, true);
+}
+
+int smmu_tlbi_va_each_nosync(struct smmu_device *dev, uint16_t asid, uint64_t iova, uint64_t size, uint64_t step,
+                             bool leaf, uint64_t *tlbis) {
+  return tlbi_va_each(dev, asid, iova, size, step, leaf, tlbis, false);
+}
+
+int smmu_sync(struct smmu_device *dev) { return smmu_cmdq_issue(dev, 0, 0, true); }

@@ -305,6 +305,15 @@ struct hal_region hal_smmu(void) {
   return r;
 }
 
+/* QEMU's virt machine has one SMMUv3 (iommu=smmuv3), in front of its PCIe
+ * root complex: every device sits behind instance 0. */
+unsigned hal_smmu_count(void) { return 1; }
+
+struct hal_region hal_smmu_get(unsigned index) {
+  const struct hal_region none = {0, 0};
+  return index == 0 ? hal_smmu() : none;
+}
+
 /* ---- Deterministic per-core random numbers (xorshift64*), seeded from
  * QV_SEED and the core. */
 #ifndef QV_SEED

@@ -230,6 +230,79 @@ TEST(RunConfig, TwoDevicesWithOneStreamIdBehindTheSmmuAreRefused) {
   EXPECT_NO_THROW(build(doc));
 }
 
+// ---- Several SMMU instances (platform.smmus): copies of platform.smmu, each
+// with the devices it names.
+
+json with_smmus(const char* smmus) {
+  json d = with_tbus("[]");
+  d["platform"]["smmus"] = json::parse(smmus);
+  return d;
+}
+
+constexpr const char* kSmmu1 =
+    R"([{"name": "smmu1", "base": "0x09100000", "eventq_irq": 103, "gerror_irq": 104, "sync_irq": 105, "masters": ["dma1"]}])";
+
+TEST(RunConfig, SmmusCopyPlatformSmmuAndTakeTheDevicesTheyName) {
+  json doc = with_smmus(kSmmu1);
+  doc["platform"]["smmu"]["tlb"] = {{"entries", 512}};
+  const RunConfig rc = build(doc);
+  ASSERT_EQ(rc.smmu_count(), 2u);
+  EXPECT_EQ(rc.smmu_name(1), "smmu1");
+  EXPECT_EQ(rc.smmu_config(1).base, 0x09100000u);
+  EXPECT_EQ(rc.smmu_config(1).sync_irq, 105u);
+  EXPECT_EQ(rc.smmu_config(1).translation.tlb.entries, 512u);  // platform.smmu's value
+  EXPECT_EQ(rc.device_smmu, (std::vector<unsigned>{0, 1}));    // dma0, dma1
+  // Each instance has a StreamID space of its own.
+  doc["platform"]["devices"]["dma1"]["stream_id"] = 16;
+  EXPECT_NO_THROW(build(doc));
+}
+
+TEST(RunConfig, BadSmmusSayWhatIsWrong) {
+  auto one = [](const char* patch) {
+    json d = with_smmus(kSmmu1);
+    d["platform"]["smmus"][0].merge_patch(json::parse(patch));
+    return d;
+  };
+  EXPECT_TRUE(fails_at(one(R"({"masters": ["dma9"]})"), "/platform/smmus/0/masters/0", {"no device named \"dma9\""}));
+  EXPECT_TRUE(fails_at(one(R"({"name": "smmu"})"), "/platform/smmus/0/name", {"named twice"}));
+  EXPECT_TRUE(fails_at(one(R"({"name": "dma0"})"), "/platform/smmus/0/name", {"also a device's name"}));
+  EXPECT_TRUE(fails_at(one(R"({"name": "a.b"})"), "/platform/smmus/0/name", {"without dots"}));
+  EXPECT_TRUE(fails_at(one(R"({"name": "dram"})"), "/platform/smmus/0/name", {"reserved"}));
+  EXPECT_TRUE(fails_at(one(R"({"base": "0x09000000"})"), "/platform/smmus/0/base", {"overlaps"}));
+  EXPECT_TRUE(fails_at(one(R"({"sync_irq": 102})"), "/platform/smmus/0/sync_irq", {"SMMU \"smmu1\"'s CMD_SYNC"}));
+  EXPECT_TRUE(fails_at(one(R"({"eventq_irq": 300})"), "/platform/smmus/0/eventq_irq", {"does not exist"}));
+  EXPECT_TRUE(fails_at(one(R"({"base": null})"), "/platform/smmus/0/base", {"missing"}));
+  json twice = with_smmus(kSmmu1);
+  twice["platform"]["smmus"].push_back(twice["platform"]["smmus"][0]);
+  twice["platform"]["smmus"][1].merge_patch(
+      json::parse(R"({"name": "smmu2", "base": "0x09200000", "eventq_irq": 106, "gerror_irq": 107, "sync_irq": 108})"));
+  EXPECT_TRUE(fails_at(twice, "/platform/smmus/1/masters/0", {"\"dma1\" is already behind SMMU \"smmu1\""}));
+  json alone = with_smmus(kSmmu1);
+  alone["platform"].erase("smmu");
+  EXPECT_TRUE(fails_at(alone, "/platform/smmus", {"need platform.smmu"}));
+  json same_sid = with_smmus(kSmmu1);
+  same_sid["platform"]["devices"]["dma2"] = {{"type", "dma"}, {"base", "0x20010000"}, {"irq", 48}, {"stream_id", 17}};
+  same_sid["platform"]["smmus"][0]["masters"].push_back("dma2");
+  EXPECT_TRUE(fails_at(same_sid, "/platform/devices/dma2/stream_id", {"already dma1's", "behind SMMU \"smmu1\""}));
+}
+
+// platform.smmu.tbus lists every TBU; each instance takes those of its devices.
+TEST(RunConfig, TbusGoToTheSmmuTheirDevicesSitBehind) {
+  json doc = with_smmus(kSmmu1);
+  doc["platform"]["smmu"]["tbus"] = json::parse(R"([{"name": "a", "masters": ["dma1"]}, {"name": "b", "masters": ["dma0"]}])");
+  const RunConfig rc = build(doc);
+  const smmu::DistributedConfig& d0 = rc.smmu_config(0).translation.distributed;
+  const smmu::DistributedConfig& d1 = rc.smmu_config(1).translation.distributed;
+  ASSERT_EQ(d0.tbus.size(), 1u);
+  EXPECT_EQ(d0.tbus[0].name, "b");
+  EXPECT_EQ(d0.port_tbu, (std::vector<unsigned>{0}));
+  ASSERT_EQ(d1.tbus.size(), 1u);
+  EXPECT_EQ(d1.tbus[0].name, "a");
+  EXPECT_EQ(d1.port_tbu, (std::vector<unsigned>{0}));
+  doc["platform"]["smmu"]["tbus"] = json::parse(R"([{"name": "a", "masters": ["dma0", "dma1"]}])");
+  EXPECT_TRUE(fails_at(doc, "/platform/smmu/tbus/0/masters/1", {"a TBU serves one SMMU instance"}));
+}
+
 TEST(RunConfig, DocumentNotAnObject) {
   try {
     build(json::array());
