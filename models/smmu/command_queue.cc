@@ -33,9 +33,18 @@ CommandQueueConsumer::CommandQueueConsumer(sc_core::sc_module_name name, Command
   SC_THREAD(run);
 }
 
+void CommandQueueConsumer::enable_check(MemoryPort& untimed, StatsRegistry& stats) {
+  checker_ = std::make_unique<CmdqChecker>(track_, untimed, stats);
+}
+
 void CommandQueueConsumer::prod_written(uint32_t old_prod, uint32_t new_prod) {
-  // Remember when each newly visible slot was published, for latencies.
   const unsigned log2 = regs_.prod().log2size();
+  if (checker_) {
+    const sc_core::sc_process_handle writer = sc_core::sc_get_current_process_handle();
+    checker_->prod_written(QueueIndex(log2, old_prod), QueueIndex(log2, new_prod), regs_.cons(),
+                           writer.valid() ? writer.name() : "software");
+  }
+  // Remember when each newly visible slot was published, for latencies.
   if (issued_at_.size() != (1u << log2)) issued_at_.assign(1u << log2, 0);
   QueueIndex i(log2, old_prod);
   const QueueIndex end(log2, new_prod);
@@ -186,8 +195,10 @@ void CommandQueueConsumer::consume() {
       const QueueIndex at = regs_.cons();
       const Ps issued = issued_at_[at.index()];
       wait_until(now() + ns_to_ps(timing_.decode_ns));
+      if (checker_) checker_->check(at.index(), at.entries(), &words[2 * i]);
       const CommandDecode d = decode_command({words[2 * i], words[2 * i + 1]}, features_);
       if (!d.ok()) return stop_with_error(reg::cerror::kIll, "CERROR_ILL");
+      if (checker_) checker_->consumed(regs_.base() + static_cast<uint64_t>(at.index()) * 16);
       commands_.add();
       if (hooks_.executed) hooks_.executed(d.command, now());
       if (d.command.opcode == Opcode::kCmdSync) {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include <systemc>
@@ -24,6 +25,7 @@
 #include "common/stats.h"
 #include "common/tlm_time.h"
 #include "common/trace.h"
+#include "smmu/cmdq_checker.h"
 #include "smmu/command_executor.h"
 #include "smmu/commands.h"
 #include "smmu/features.h"
@@ -93,6 +95,10 @@ class CommandQueueConsumer : public sc_core::sc_module {
                        const CommandQueueTiming& timing, Hooks hooks, StatsRegistry& stats,
                        const std::string& stats_prefix, TraceSink* trace);
 
+  // Turns on the command-queue checker (cmdq_checker.h), which reaches
+  // memory through `untimed`.
+  void enable_check(MemoryPort& untimed, StatsRegistry& stats);
+  const CmdqChecker* checker() const { return checker_.get(); }
   // Register writes that may let the consumer go on: a new PROD, an
   // acknowledged error, the queue being enabled.
   void prod_written(uint32_t old_prod, uint32_t new_prod);
@@ -145,6 +151,7 @@ class CommandQueueConsumer : public sc_core::sc_module {
   bool invalidated_since_sync_ = false;  // a CFGI or TLBI went to the TBUs since the last CMD_SYNC
   std::vector<Ps> issued_at_;  // per queue slot: when PROD made it visible
   std::vector<uint64_t> fetch_buffer_;  // the commands of the current fetch
+  std::unique_ptr<CmdqChecker> checker_;  // null unless cmdq_check
   Counter& fetches_;
   Counter& commands_;
   Counter& syncs_;

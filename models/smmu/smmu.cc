@@ -36,8 +36,9 @@ class Smmu::DownstreamPort : public MemoryPort {
   tlm::tlm_generic_payload t_;
 };
 
-// Untimed reads through the downstream socket's debug transport, for the
-// stale-entry check: it must look at memory without disturbing timing.
+// Untimed accesses through the downstream socket's debug transport, for the
+// debug checks (stale entries, command queues): they must look at memory
+// without disturbing timing.
 class Smmu::UntimedPort : public MemoryPort {
  public:
   explicit UntimedPort(tlm_utils::simple_initiator_socket<Smmu>& socket) : socket_(socket) {}
@@ -52,9 +53,15 @@ class Smmu::UntimedPort : public MemoryPort {
     *done = at;
     return socket_->transport_dbg(t) == len;
   }
-  bool write(uint64_t, const void*, unsigned, Ps at, Ps* done) override {
+  bool write(uint64_t pa, const void* data, unsigned len, Ps at, Ps* done) override {
+    tlm::tlm_generic_payload t;
+    t.set_command(tlm::TLM_WRITE_COMMAND);
+    t.set_address(pa);
+    t.set_data_ptr(static_cast<unsigned char*>(const_cast<void*>(data)));
+    t.set_data_length(len);
+    t.set_streaming_width(len);
     *done = at;
-    return false;  // the check only reads
+    return socket_->transport_dbg(t) == len;
   }
 
  private:
@@ -182,13 +189,29 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, IrqSink* irq, St
   regfile_.set_listener(this);
   regs.register_b_transport(this, &Smmu::reg_transport);
   upstream.register_b_transport(this, &Smmu::translate_transport);
-  if (cfg.stale_check) {
-    untimed_ = std::make_unique<UntimedPort>(downstream);
-    translator_->enable_stale_check(*untimed_);
+  if (cfg.stale_check || cfg.cmdq_check) untimed_ = std::make_unique<UntimedPort>(downstream);
+  if (cfg.stale_check) translator_->enable_stale_check(*untimed_);
+  if (cfg.cmdq_check) {
+    cmdq_->enable_check(*untimed_, stats);
+    for (auto& q : ecmdq_consumers_) q->enable_check(*untimed_, stats);
   }
 }
 
 Smmu::~Smmu() = default;
+
+std::vector<std::string> Smmu::cmdq_check_reports() const {
+  std::vector<std::string> out;
+  auto add = [&](const CommandQueueConsumer& q) {
+    if (const CmdqChecker* c = q.checker(); c && c->violations()) {
+      out.insert(out.end(), c->reports().begin(), c->reports().end());
+      if (c->violations() > c->reports().size())
+        out.push_back(std::to_string(c->violations() - c->reports().size()) + " more like these");
+    }
+  };
+  add(*cmdq_);
+  for (const auto& q : ecmdq_consumers_) add(*q);
+  return out;
+}
 
 void Smmu::reg_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   delay += reg_latency_;

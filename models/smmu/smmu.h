@@ -46,6 +46,7 @@ struct SmmuConfig {
   unsigned sync_irq = 0;            // wired line for CMD_SYNC SIG_IRQ when the SMMU has no MSIs
   CommandQueueTiming cmdq;
   bool stale_check = false;         // debug: check TLB hits against memory (Translator)
+  bool cmdq_check = false;          // debug: check software's use of the command queues (cmdq_checker.h)
 };
 
 // Sees what the SMMU does, for a recorded trace (platform/output/
@@ -72,6 +73,9 @@ class Smmu : public sc_core::sc_module, public WatchableRegisters, private SmmuR
   ~Smmu() override;
 
   uint64_t register_space_size() const { return regfile_.register_space_size(); }
+  // What the command-queue checker (SmmuConfig::cmdq_check) found, every
+  // queue's; empty when it is off or found nothing.
+  std::vector<std::string> cmdq_check_reports() const;
   SmmuRegisterFile& registers() { return regfile_; }
   Translator& translator() { return *translator_; }
   // What CMD_SYNC with CS = SIG_SEV does: the platform wires it to the cores.

@@ -209,6 +209,7 @@ const ParamTable<SmmuConfig>& smmu_params() {
     tr.group("tlb", &T::tlb, tlb, "");
     tr.group("config_cache", &T::config_cache, config_cache, "");
     tr.group("micro_tlb", micro_tlb, "");
+    p.add("cmdq_check", &C::cmdq_check, "Debug: check how software fills the command queues (docs/smmu.md, \"Command-queue checker\"): PROD never backwards nor past CONS plus the size, and no command consumed twice without being rewritten; violations are problems in the summary (smmu.cmdq.check_errors). Costs host time, not simulated time.");
     p.add("stale_check", &C::stale_check, "Debug: check every TLB hit against the page tables in memory and count stale hits (smmu.stale_check.*), to measure the window of lazy invalidation. Costs host time, not simulated time.");
     tr.group("walk_cache", &T::walk_cache, walk_cache, "");
     auto dist = tr.within(&T::distributed);

@@ -103,6 +103,8 @@ std::vector<std::string> run_problems(const Platform& p) {
         out.push_back(fmt::format("{}: {} commands refused with {}", smmu, c->value(), leaf.substr(12)));
       else if (leaf == "events.lost")
         out.push_back(fmt::format("{}: {} event records lost (event queue full)", smmu, c->value()));
+      else if (leaf.size() > 13 && leaf.compare(leaf.size() - 13, 13, ".check_errors") == 0)
+        out.push_back(fmt::format("{}: the command-queue checker found {} violations ({})", smmu, c->value(), path));
     } else {
       for (const auto& d : p.config().devices) {
         const std::string prefix = d.name + ".";
@@ -111,6 +113,10 @@ std::vector<std::string> run_problems(const Platform& p) {
       }
     }
   }
+  // What the command-queue checker saw, in its words.
+  for (unsigned i = 0; i < p.config().smmu_count(); ++i)
+    if (const smmu::Smmu* m = const_cast<Platform&>(p).smmu(i))
+      for (auto& line : m->cmdq_check_reports()) out.push_back(std::move(line));
   // Results that are not physically possible (invariants.h).
   for (auto& line : invariant_violations(s, p.config())) out.push_back(std::move(line));
   return out;

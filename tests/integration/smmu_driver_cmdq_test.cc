@@ -99,7 +99,8 @@ struct Case {
 };
 
 TestRun run_case(const Case& c, unsigned inject = 0) {
-  std::vector<std::string> o = {"platform.devices.dma0.channels=4"};
+  // The command-queue checker watches every run (docs/smmu.md).
+  std::vector<std::string> o = {"platform.devices.dma0.channels=4", "platform.smmu.cmdq_check=true"};
   o.insert(o.end(), c.overrides.begin(), c.overrides.end());
   return run(scenario({{{"app", "smmu_cmdq_policy"},
                         {"cores", {0, 1, 2, 3}},
@@ -119,6 +120,19 @@ uint64_t smmu_syncs(const TestRun& t) {
   return n;
 }
 
+// What the command-queue checker found, over every queue.
+uint64_t check_errors(const TestRun& t) {
+  uint64_t n = t.counter("smmu.cmdq.check_errors");
+  for (unsigned q = 0; q < 16; ++q) n += t.counter("smmu.ecmdq" + std::to_string(q) + ".check_errors");
+  return n;
+}
+
+std::string check_reports(const TestRun& t) {
+  std::string out;
+  for (const std::string& r : t.platform->smmu()->cmdq_check_reports()) out += r + "; ";
+  return out;
+}
+
 class SmmuDriverCmdq : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SmmuDriverCmdq, NoSyncReturnsEarlyAndNoCommandIsLost) {
@@ -135,6 +149,7 @@ TEST_P(SmmuDriverCmdq, NoSyncReturnsEarlyAndNoCommandIsLost) {
   EXPECT_EQ(smmu_commands(t), g_dev.stats.commands);
   EXPECT_EQ(smmu_syncs(t), g_dev.stats.syncs);
   EXPECT_EQ(t.counter("smmu.cmdq.errors.CERROR_ILL"), 0u);
+  EXPECT_EQ(check_errors(t), 0u) << "the command-queue checker: " << check_reports(t);
   if (c.queue_fills) {
     EXPECT_GT(g_dev.stats.cmdq_full_waits, 0u);
   }

@@ -38,8 +38,9 @@ int smmu_probe(struct smmu_device *dev, phys_addr_t base) {
   }
   static const unsigned oas[] = {32, 36, 40, 42, 44, 48, 52};
   f->oas_bits = oas[min_u(idr5 & SMMU_IDR5_OAS_MASK, 6)];
-  hal_log(HAL_LOG_INFO, "smmu: s1 %d s2 %d msi %d sev %d ril %d 2lvl %d sidsize %u cmdq 2^%u evtq 2^%u ecmdqs %u oas %u",
-          f->s1, f->s2, f->msi, f->sev, f->ril, f->two_level_strtab, f->sidsize, f->cmdq_log2, f->evtq_log2,
+  hal_log(HAL_LOG_INFO,
+          "smmu@0x%llx: s1 %d s2 %d msi %d sev %d ril %d 2lvl %d sidsize %u cmdq 2^%u evtq 2^%u ecmdqs %u oas %u",
+          (unsigned long long)dev->base, f->s1, f->s2, f->msi, f->sev, f->ril, f->two_level_strtab, f->sidsize, f->cmdq_log2, f->evtq_log2,
           f->n_ecmdq, f->oas_bits);
   return f->s1 ? 0 : -1;
 }
@@ -103,7 +104,8 @@ unsigned smmu_handle_events(struct smmu_device *dev) {
     dev->stats.events++;
     dev->stats.events_by_id[id]++;
     hal_stat_add("smmu_events", 1);
-    hal_log(HAL_LOG_WARN, "smmu: event 0x%02x sid %u addr 0x%llx %s", id, (unsigned)(rec[0] >> SMMU_EVT0_SID_SHIFT),
+    hal_log(HAL_LOG_WARN, "smmu@0x%llx: event 0x%02x sid %u addr 0x%llx %s", (unsigned long long)dev->base, id,
+            (unsigned)(rec[0] >> SMMU_EVT0_SID_SHIFT),
             (unsigned long long)rec[2], (rec[1] & SMMU_EVT1_RNW) ? "read" : "write");
     q->cons = q_add(log2, q->cons, 1);
     n++;
