@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "dma/dma_registers.h"
+#include "drivers/dma/dma_engine.h"
 #include "hal/hal.h"
 #include "platform_fixture.h"
 #include "smmu/commands.h"
@@ -69,6 +71,54 @@ TEST(SmmuCmdCost, TheSyncCostsSyncNsAndEachCommandItsDecode) {
     EXPECT_GE(g_wait_ns[i], 4000u + 2 * 1500u) << "command " << i;
     EXPECT_LT(g_wait_ns[i], 4000u + 2 * 1500u + 1000u) << "command " << i;
   }
+}
+
+// tlbi_per_entry_ns: a TLBI that scans charges it for every TLB entry it
+// removes. dma0 warms `pages` pages into the TLB, then a TLBI_NH_ASID removes
+// them all behind a CMD_SYNC; done twice, for 16 pages and then 4, so that
+// the two waits differ by 12 entries' cost (issue 37: no test reached it).
+constexpr uint64_t kIova = 0x4000'0000;
+std::array<uint64_t, 2> g_scan_wait_ns;
+
+bool warm(unsigned pages) {
+  struct dma_engine dma;
+  if (dma_engine_probe(&dma, "dma0") != 0) return false;
+  for (unsigned p = 0; p < pages; ++p) {
+    dma_engine_start(&dma, 0, kIova + p * 4096ull, kIova + p * 4096ull, 64, DMA_COMPLETE_POLL);
+    dma_engine_wait_poll(&dma, 0);
+    if (dma_engine_ack(&dma, 0) != DMA_ERR_NONE) return false;
+  }
+  return true;
+}
+
+int scan_main(void) {
+  phys_addr_t buf;
+  if (!hal_dma_alloc(16 * 4096, 4096, &buf)) return 1;
+  BringUp b;
+  b.ttb = build_tables(kIova, buf, 16);
+  b.cmdq_log2 = 4;
+  SmmuSetup s;
+  if (!bring_up(b, &s)) return 1;
+  const unsigned pages[2] = {16, 4};
+  for (int i = 0; i < 2; ++i) {
+    if (!warm(pages[i])) return 2;
+    const uint64_t t0 = hal_now_ns();
+    submit(s, smmu::cmd_tlbi_nh_asid(1, 0));
+    submit(s, smmu::cmd_sync(smmu::SyncCs::kNone));
+    if (!wait_consumed(s)) return 3;
+    g_scan_wait_ns[i] = hal_now_ns() - t0;
+  }
+  return 0;
+}
+const hal_app scan = {"scan", "a TLBI_NH_ASID over 16 warm pages, then over 4", scan_main, nullptr};
+
+TEST(SmmuCmdCost, AScanningTlbiCostsPerEntryRemoved) {
+  const TestRun t = run(scenario({{{"app", "scan"}, {"cores", {0}}}}), {&scan},
+                        {"platform.smmu.cmdq.tlbi_per_entry_ns=1000", "platform.smmu.cmdq.tlbi_context_ns=500"});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(t.counter("smmu.cmdq.invalidated.tlb"), 20u);  // 16 entries, then 4
+  EXPECT_NEAR(static_cast<double>(g_scan_wait_ns[0]) - static_cast<double>(g_scan_wait_ns[1]), 12 * 1000.0, 100)
+      << g_scan_wait_ns[0] << " and " << g_scan_wait_ns[1] << " ns";
 }
 
 }  // namespace
