@@ -1,9 +1,11 @@
-// Golden results: every shipped scenario's base run must give the stats.json
-// (outside the wall-clock section) kept in tests/golden/. A speed or
+// Golden results: every shipped scenario's base run, and the sweep points of
+// tests/golden_points.json, must give the stats.json (outside the wall-clock
+// section) kept in tests/golden/. A speed or
 // refactoring change must leave them as they are; a change meant to move a
 // simulated value regenerates them with scripts/update-golden.sh and says in
 // its commit which values moved and why.
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -54,7 +56,9 @@ TEST_P(Golden, SimulatedResultsAreUnchanged) {
 #endif
   const std::string name = GetParam();
   const fs::path out = temp_dir("golden-" + name);
-  const Cmd r = sh("run " + kScenarios + name + ".json --quiet --out " + out.string());
+  // A base run, or a sweep point (SCENARIO@LABEL, tests/golden_points.json).
+  const Cmd r = shell("python3 " + std::string(SMMU_VP_SOURCE_DIR) + "/scripts/golden-point.py " + SMMU_VP_CLI + " '" +
+                      name + "' " + out.string() + " 2>&1");
   ASSERT_TRUE(fs::exists(out / "stats.json")) << r.out;
   nlohmann::json got = read_json(out / "stats.json");
   got.erase("wallclock");
@@ -70,7 +74,12 @@ TEST_P(Golden, SimulatedResultsAreUnchanged) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shipped, Golden, ::testing::ValuesIn(golden_scenarios()),
-                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                           std::string n = p.param;  // a test name is letters, digits and _
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
 
 // Every point of every shipped sweep is physically possible (invariants.h):
 // the golden runs above check only each sweep's base point.
@@ -115,6 +124,12 @@ TEST(GoldenSet, EveryShippedScenarioWithAppsHasGoldenResults) {
     const std::string name = e.path().stem().string();
     EXPECT_TRUE(std::find(have.begin(), have.end(), name) != have.end())
         << name << " has no tests/golden/" << name << ".json: scripts/update-golden.sh build " << name;
+  }
+  const nlohmann::json points = read_json(fs::path(SMMU_VP_SOURCE_DIR) / "tests" / "golden_points.json");
+  for (auto it = points.begin(); it != points.end(); ++it) {
+    if (it.key()[0] == '_') continue;
+    EXPECT_TRUE(std::find(have.begin(), have.end(), it.key()) != have.end())
+        << it.key() << " has no golden results: scripts/update-golden.sh build '" << it.key() << "'";
   }
 }
 
