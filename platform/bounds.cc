@@ -21,7 +21,7 @@ std::vector<ResourceUse> resource_use(const StatsRegistry& s, const config::RunC
   // The apps' cores: the app's own figure over its window when it gives one,
   // else its cores' mean over the run.
   for (const auto& a : cfg.apps) {
-    const std::string name = a.app->name;
+    const std::string& name = a.name;
     if (s.find_value("sw." + name + ".cpu_utilisation")) {
       add("cores of " + name, "sw." + name + ".cpu_utilisation", 1.0);
       continue;
@@ -40,7 +40,7 @@ std::vector<ResourceUse> resource_use(const StatsRegistry& s, const config::RunC
   // smmu_cmdq_ps): cores that are busy because they wait there are bound by
   // the queue, not by their own work.
   for (const auto& a : cfg.apps) {
-    const Counter* in_cmdq = s.find_counter(std::string("sw.") + a.app->name + ".smmu_cmdq_ps");
+    const Counter* in_cmdq = s.find_counter("sw." + a.name + ".smmu_cmdq_ps");
     if (!in_cmdq) continue;
     double total_ns = 0;
     for (unsigned c : a.cores) {
@@ -50,7 +50,7 @@ std::vector<ResourceUse> resource_use(const StatsRegistry& s, const config::RunC
       if (busy && idle) total_ns += *busy + *idle;
     }
     if (total_ns > 0)
-      out.push_back({std::string("smmu command queue (cores of ") + a.app->name + " in it)",
+      out.push_back({"smmu command queue (cores of " + a.name + " in it)",
                      static_cast<double>(in_cmdq->value()) / 1000.0 / total_ns});
   }
   add("dram bandwidth", "dram.utilization", 1.0);
@@ -60,8 +60,9 @@ std::vector<ResourceUse> resource_use(const StatsRegistry& s, const config::RunC
   double links_gbps = 0;
   for (const auto& d : cfg.devices)
     if (d.type == "nic") links_gbps += d.number("link_gbps");
-  for (const char* app : {"net_rx", "net_tx"})
-    add(std::string("links, ") + app + "'s goodput in its window", std::string("sw.") + app + ".gbps", links_gbps);
+  for (const auto& a : cfg.apps)
+    if (std::string(a.app->name) == "net_rx" || std::string(a.app->name) == "net_tx")
+      add("links, " + a.name + "'s goodput in its window", "sw." + a.name + ".gbps", links_gbps);
   for (const auto& d : cfg.devices) {
     const std::string p = d.name + ".";
     if (d.type == "nic") {

@@ -88,7 +88,7 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
   for (const auto& a : cfg_.apps) {
     for (unsigned c : a.cores) {
       const hal_app* app = a.app;
-      cpus_->core(c).set_program([app]() { return app->main(); }, app->name);
+      cpus_->core(c).set_program([app]() { return app->main(); }, a.name);
       ++programs_;
     }
   }

@@ -110,7 +110,8 @@ void place_firmware(config::RunConfig& cfg, const hal_app* firmware) {
     if (!used[c]) as.cores.push_back(c);
   for (const hal_param_decl* p = as.app->params; p && p->name; ++p) as.params[p->name] = p->default_value;
   if (as.cores.empty()) throw std::runtime_error("--firmware: every core already runs a scenario app");
-  cfg.resolved["scenario"]["apps"].push_back({{"app", as.app->name}, {"cores", as.cores}, {"params", as.params}});
+  cfg.resolved["scenario"]["apps"].push_back(
+      {{"app", as.app->name}, {"name", as.name}, {"cores", as.cores}, {"params", as.params}});
   cfg.apps.push_back(std::move(as));
 }
 

@@ -3,6 +3,7 @@
 #include "config/app_params.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "hal/hal.h"
@@ -111,14 +112,25 @@ std::map<std::string, uint64_t> read_app_params(const hal_app* app, const json& 
 void read_apps(RunConfig& rc, const std::vector<const hal_app*>& apps) {
   const json& list = rc.resolved["scenario"]["apps"];
   std::set<unsigned> used_cores;
+  std::map<std::string, std::string> names;  // instance name -> where it was given
   for (size_t i = 0; i < list.size(); ++i) {
     const json& a = list[i];
     const std::string path = "/scenario/apps/" + std::to_string(i);
     AppAssignment as;
     as.app = find_app(a["app"].get<std::string>(), apps, path);
+    for (const AppAssignment& before : rc.apps) as.instance += before.app == as.app;
+    as.name = a["name"].get<std::string>();
+    if (as.name.empty())
+      as.name = as.instance == 0 ? std::string(as.app->name) : std::string(as.app->name) + "_" + std::to_string(as.instance);
+    else if (as.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != std::string::npos)
+      throw ConfigError(path + "/name", "\"" + as.name + "\": an instance name is letters, digits and _ (it becomes sw.<name>.*)");
+    if (const auto [it, fresh] = names.emplace(as.name, path); !fresh)
+      throw ConfigError(path + "/name", "results name \"" + as.name + "\" is already " + it->second +
+                                            "'s: give one of them another \"name\"");
     as.cores = read_cores(a["cores"], path, rc.cpu.count, used_cores);
     as.params = read_app_params(as.app, a["params"], path);
     rc.resolved["scenario"]["apps"][i]["params"] = as.params;
+    rc.resolved["scenario"]["apps"][i]["name"] = as.name;
     rc.apps.push_back(std::move(as));
   }
 }

@@ -88,6 +88,7 @@ NodePtr scenario_schema() {
       {"seed", leaf(T::kUint, 1, "", "Seed of hal_random(); --seed overrides it.")},
       {"apps", array_of(object({
                             {"app", leaf(T::kString, json(), "", "Name of a built-in app (`smmu-vp apps` lists them) or of the --firmware image.")},
+                            {"name", leaf(T::kString, "", "", "Name of this instance of the app, under which its results go (sw.<name>.*): letters, digits and _. Empty: the app's name for its first instance, <app>_<N> for its N-th after it.")},
                             {"cores", array_of(ranged(T::kUint, 0, 0, 255, "", ""), json(), "Cores that run it, each at most once in the scenario.")},
                             {"params", map_of(leaf(T::kUintOrName, 0, "", ""), json::object(), "The app's parameters (see the app reference below); absent ones take their defaults. A parameter with named values also takes the name (e.g. \"cmdq\": \"lockfree\").")},
                         }),

@@ -28,6 +28,12 @@ using smmu_vp::DeviceConfig;
 
 struct AppAssignment {
   const hal_app* app = nullptr;
+  // Which instance of its app this is (0 for the first scenario.apps entry
+  // naming the app, 1 for the next ...), and the name its results go under
+  // (sw.<name>.*): the app's own for the first, <app>_<instance> after,
+  // unless the entry names it.
+  unsigned instance = 0;
+  std::string name;
   std::vector<unsigned> cores;
   std::map<std::string, uint64_t> params;  // every declared parameter, defaults filled
 };

@@ -275,6 +275,8 @@ uint64_t hal_param(const char* name) {
 
 unsigned hal_app_cores(void) { return static_cast<unsigned>(running_app().assignment->cores.size()); }
 
+unsigned hal_app_instance(void) { return running_app().assignment->instance; }
+
 unsigned hal_app_rank(void) {
   const auto& cores = running_app().assignment->cores;
   unsigned rank = 0;

@@ -30,7 +30,7 @@ HalContext::HalContext(const HalPlatform& p)
   for (const auto& a : cfg.apps)
     for (unsigned c : a.cores) {
       apps_[c].assignment = &a;
-      apps_[c].stat_prefix = std::string("sw.") + a.app->name + ".";
+      apps_[c].stat_prefix = "sw." + a.name + ".";
     }
   for (unsigned c = 0; c < apps_.size(); ++c) {
     uint64_t s = cfg.seed * 0x100000001B3ull + c;

@@ -58,7 +58,7 @@ class HalContext {
 
   struct CoreApp {
     const config::AppAssignment* assignment = nullptr;
-    std::string stat_prefix;  // "sw.<app>."
+    std::string stat_prefix;  // "sw.<instance name>."
     uint64_t rng = 0;
     // Looked up by the name's address (apps pass literals), with the name
     // kept so that a reused buffer holding another name is looked up again.

@@ -7,12 +7,14 @@
  * take part is the scenario's choice, so that a sweep over core pairs shows
  * the cost within a cluster, across clusters and across dies.
  */
+#include "apps/apps.h"
 #include "hal/hal.h"
 
 static volatile uint32_t line_word __attribute__((aligned(64)));
 static volatile uint32_t ready;
 
 static int pingpong_main(void) {
+  if (!app_single_instance("cacheline_pingpong")) return 1;
   const uint64_t round_trips = hal_param("round_trips");
   if (hal_app_cores() != 2 || round_trips == 0) {
     hal_log(HAL_LOG_ERROR, "cacheline_pingpong: runs on exactly two cores, with round_trips > 0");

@@ -14,6 +14,7 @@
  * verifies each clean frame's first and last lines against the sensor's
  * pattern (host time only; a mismatch makes the app return 2).
  */
+#include "apps/apps.h"
 #include "apps/iommu_setup.h"
 #include "drivers/camera/camera.h"
 #include "hal/hal.h"
@@ -68,6 +69,7 @@ static int setup_buffers(unsigned n) {
 }
 
 static int camera_main(void) {
+  if (!app_single_instance("camera")) return 1;
   if (hal_app_rank() != 0) return 0; /* one core drives the camera */
   const unsigned n = (unsigned)hal_param("buffers");
   const unsigned policy = (unsigned)hal_param("policy");

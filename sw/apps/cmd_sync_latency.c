@@ -5,6 +5,7 @@
  * Song measured on the Hi1620 (docs/figures.json, lkml_cmd_sync_local).
  * Reports sync_ns (a histogram) and its mean as sync_mean_ns.
  */
+#include "apps/apps.h"
 #include "apps/smmu_policy_params.h"
 #include "drivers/smmu/arm_smmu.h"
 #include "hal/hal.h"
@@ -12,6 +13,7 @@
 static struct smmu_device smmu;
 
 static int sync_latency_main(void) {
+  if (!app_single_instance("cmd_sync_latency")) return 1;
   const uint64_t iterations = hal_param("iterations");
   if (iterations == 0 || hal_app_cores() != 1) {
     hal_log(HAL_LOG_ERROR, "cmd_sync_latency: runs on one core, with iterations > 0");

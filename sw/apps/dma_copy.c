@@ -4,6 +4,7 @@
  * times and waiting for each completion in WFI. After every completion it
  * updates shared bookkeeping under the shared lock, then checks the data.
  */
+#include "apps/apps.h"
 #include "apps/shared_lock.h"
 #include "dma/dma_registers.h"
 #include "drivers/dma/dma_engine.h"
@@ -32,6 +33,7 @@ static void fill(uint8_t *buf, uint32_t len, uint64_t salt) {
 }
 
 static int dma_copy_main(void) {
+  if (!app_single_instance("dma_copy")) return 1;
   const unsigned cpu = hal_cpu_id();
   const uint64_t transfers = hal_param("transfers");
   const uint64_t bytes = hal_param("bytes");

@@ -12,6 +12,7 @@
  * map_unmap_per_s_total, the latency of each map and each unmap (map_ns,
  * unmap_ns histograms) and the DMA layer's and SMMU's counters.
  */
+#include "apps/apps.h"
 #include "apps/app_window.h"
 #include "apps/iommu_setup.h"
 #include "hal/hal.h"
@@ -69,6 +70,7 @@ static void report(uint64_t ops, uint64_t window_ns) {
 }
 
 static int bench_main(void) {
+  if (!app_single_instance("dma_map_bench")) return 1;
   const uint64_t granule = hal_param("granule");
   if (granule == 0 || granule > 1024 || hal_param("runtime_us") == 0) {
     hal_log(HAL_LOG_ERROR, "dma_map_bench: granule must be 1..1024 pages and runtime_us positive");

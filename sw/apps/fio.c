@@ -26,6 +26,7 @@
  * r % N. The queue's command identifiers pass between the two cores as
  * plain memory: the tag traffic of Linux's blk-mq is not charged.
  */
+#include "apps/apps.h"
 #include "apps/app_window.h"
 #include "apps/iommu_setup.h"
 #include "drivers/nvme/nvme.h"
@@ -442,6 +443,7 @@ static int completion_main(unsigned k) {
 }
 
 static int fio_main(void) {
+  if (!app_single_instance("fio")) return 1;
   struct fio_job job;
   if (hal_app_rank() == 0) {
     hal_store32(&setup_state, setup_drives() == 0 ? 1 : 2);

@@ -28,6 +28,7 @@
  * on a fresh domain, and logs a table with the seed's figures beside the
  * measured ones. Stats go under sw.iova_bench.<policy>.<name>.
  */
+#include "apps/apps.h"
 #include "hal/hal.h"
 #include "iommu/iova.h"
 #include "lib/string.h"
@@ -194,6 +195,7 @@ static void log_table(const struct bench_config *c, const struct policy_result *
 }
 
 static int iova_bench_main(void) {
+  if (!app_single_instance("iova_bench")) return 1;
   struct bench_config c;
   struct policy_result results[2];
   const uint64_t which = hal_param("iova_cache_policy");

@@ -10,6 +10,7 @@
  * size is mapped at a 1 GiB-aligned IOVA, so 2M and larger lists cover whole
  * level-2 tables, whose removal is the "partial walk" flush of seed 000.
  */
+#include "apps/apps.h"
 #include "apps/smmu_policy_params.h"
 #include "drivers/smmu/arm_smmu.h"
 #include "hal/hal.h"
@@ -115,6 +116,7 @@ static void log_seed002(const struct result r[2]) {
 }
 
 static int map_bench_main(void) {
+  if (!app_single_instance("map_bench")) return 1;
   if (hal_fetch_add32(&started, 1) != 0) return 0; /* one core measures */
   const uint64_t experiment = hal_param("experiment");
   const unsigned reps = (unsigned)hal_param("reps");

@@ -33,6 +33,10 @@
       {"nic", 0, "Which NIC: the device named nic<N>.", 9, 0},                                                         \
       {"live_iovas", 0, "IOVAs held live for the whole run (other devices' long-lived buffers), one page each, at the top of the space.", 1048576, 0}
 
+/* Instances of net_rx and of net_tx one scenario may run (scenario.apps
+ * entries naming the app), each driving its own NIC (param nic). */
+#define NET_MAX_INSTANCES 4
+
 struct net_core {
   unsigned rank;           /* queue index */
   struct nic_queue *q;

@@ -33,10 +33,10 @@ struct rx_ctx {
  * looked at: an allowance, well above the shipped scenarios' p99. */
 #define ARRIVAL_SETTLE_NS 50000u
 
-/* Per flow: the next sequence number expected (flows stay on one queue, so
- * one core touches each entry). */
-static uint32_t next_seq[FLOWS_TRACKED];
-static bool flow_seen[FLOWS_TRACKED];
+/* Per instance and flow: the next sequence number expected (flows stay on
+ * one queue, so one core touches each entry). */
+static uint32_t next_seq[NET_MAX_INSTANCES][FLOWS_TRACKED];
+static bool flow_seen[NET_MAX_INSTANCES][FLOWS_TRACKED];
 
 static void check_frame(const uint8_t *frame, uint32_t len) {
   struct nic_frame_hdr h;
@@ -52,9 +52,10 @@ static void check_frame(const uint8_t *frame, uint32_t len) {
   }
   if (h.flow < FLOWS_TRACKED) {
     /* A gap is a drop; going back is a reordering the NIC must not do. */
-    if (flow_seen[h.flow] && h.seq < next_seq[h.flow]) hal_stat_add("frames_out_of_order", 1);
-    flow_seen[h.flow] = true;
-    next_seq[h.flow] = h.seq + 1;
+    const unsigned i = hal_app_instance() % NET_MAX_INSTANCES;
+    if (flow_seen[i][h.flow] && h.seq < next_seq[i][h.flow]) hal_stat_add("frames_out_of_order", 1);
+    flow_seen[i][h.flow] = true;
+    next_seq[i][h.flow] = h.seq + 1;
   }
 }
 

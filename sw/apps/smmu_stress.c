@@ -6,6 +6,7 @@
  * sees it, the commands and SYNCs issued and the share of SYNCs elided.
  * Core 0 (the lowest core of the app) brings the SMMU up first.
  */
+#include "apps/apps.h"
 #include "apps/smmu_policy_params.h"
 #include "drivers/smmu/arm_smmu.h"
 #include "hal/hal.h"
@@ -28,6 +29,7 @@ static const char *per_cpu_name(unsigned cpu) {
 }
 
 static int stress_main(void) {
+  if (!app_single_instance("smmu_stress")) return 1;
   const unsigned cpu = hal_cpu_id();
   const uint64_t iterations = hal_param("iterations");
   const uint64_t pages = hal_param("pages");

@@ -33,6 +33,7 @@
  * only after reaping a completion. Core k maps nothing and is not counted in
  * the rate.
  */
+#include "apps/apps.h"
 #include "hal/hal.h"
 #include "iommu/swiotlb.h"
 #include "lib/string.h"
@@ -405,6 +406,7 @@ static void report(const struct bench_config *c) {
 }
 
 static int swiotlb_bench_main(void) {
+  if (!app_single_instance("swiotlb_bench")) return 1;
   struct bench_config c;
   struct stream s;
   const unsigned rank = hal_cpu_id();

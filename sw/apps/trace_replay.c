@@ -20,6 +20,7 @@
  * (skipped_unmatched, map_failures, waits_for_device, ...), and the SMMU and
  * domain counters of iommu_setup_report.
  */
+#include "apps/apps.h"
 #include "apps/iommu_setup.h"
 #include "hal/hal.h"
 #include "iommu/dma_iommu.h"
@@ -460,6 +461,7 @@ static void report(void) {
 }
 
 static int trace_replay_main(void) {
+  if (!app_single_instance("trace_replay")) return 1;
   const unsigned rank = hal_app_rank(), cores = hal_app_cores();
   if (cores > MAX_CORES) {
     if (rank == 0) hal_log(HAL_LOG_ERROR, "trace_replay: at most %u cores", MAX_CORES);

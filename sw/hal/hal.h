@@ -240,6 +240,12 @@ unsigned hal_device_count(void);
 int hal_device_get(unsigned index, struct hal_device_info *out);
 int hal_device_find(const char *name, struct hal_device_info *out);
 
+/* Which instance of its app the running core runs: 0 for the scenario's
+ * first apps entry naming this app, 1 for the next, ... An app that keeps
+ * state in globals keeps one set per instance (or refuses a second); its
+ * results go under the instance's name (scenario.apps.N.name). */
+unsigned hal_app_instance(void);
+
 /* ---- Parameters of the running app, from the scenario (declared by the app
  * in its struct hal_app; asking for an undeclared name is a fatal error). */
 uint64_t hal_param(const char *name);

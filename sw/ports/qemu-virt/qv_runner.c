@@ -52,6 +52,9 @@ uint64_t hal_param(const char *name) {
 
 unsigned hal_app_cores(void) { return (unsigned)__builtin_popcount(cur_mask); }
 
+/* One app per run on this port. */
+unsigned hal_app_instance(void) { return 0; }
+
 unsigned hal_app_rank(void) {
   const unsigned cpu = hal_cpu_id();
   return (unsigned)__builtin_popcount(cur_mask & ((1u << cpu) - 1));

@@ -13,6 +13,15 @@ namespace {
 int noop_main(void) { return 0; }
 const hal_app kFio = {"fio", "", noop_main, nullptr};
 const hal_app kOther = {"other", "", noop_main, nullptr};
+const hal_app kNetRx = {"net_rx", "", noop_main, nullptr};
+
+config::AppAssignment assign(const hal_app* app, std::vector<unsigned> cores) {
+  config::AppAssignment a;
+  a.app = app;
+  a.name = app->name;
+  a.cores = std::move(cores);
+  return a;
+}
 
 config::RunConfig platform_with_two_drives_and_tbus() {
   config::RunConfig cfg;
@@ -26,7 +35,7 @@ config::RunConfig platform_with_two_drives_and_tbus() {
   }
   cfg.has_smmu = true;
   cfg.smmu.translation.distributed.tbus = {{"pcie0", {"nvme0", "nvme1"}}};
-  cfg.apps = {{&kFio, {0, 1}, {}}, {&kOther, {2, 3}, {}}};
+  cfg.apps = {assign(&kFio, {0, 1}), assign(&kOther, {2, 3})};
   return cfg;
 }
 
@@ -68,6 +77,7 @@ TEST(Bounds, TheCommandQueueAsTheShareOfTheCoresTimeInItAndTheLinksInTheWindow) 
   nic.type = "nic";
   nic.params = {{"link_gbps", 100.0}};
   cfg.devices.push_back(nic);
+  cfg.apps.push_back(assign(&kNetRx, {}));
   StatsRegistry s;
   for (unsigned c : {0u, 1u}) {
     s.value("cpus.cpu" + std::to_string(c) + ".busy_ns") = 900.0;

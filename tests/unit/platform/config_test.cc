@@ -303,6 +303,27 @@ TEST(RunConfig, TbusGoToTheSmmuTheirDevicesSitBehind) {
   EXPECT_TRUE(fails_at(doc, "/platform/smmu/tbus/0/masters/1", {"a TBU serves one SMMU instance"}));
 }
 
+// Several instances of one app: each its own results name (sw.<name>.*).
+TEST(RunConfig, InstancesOfOneAppGetNamesOfTheirOwn) {
+  json doc = base_doc();
+  doc["scenario"]["apps"] = json::parse(R"([{"app": "alpha", "cores": [0]}, {"app": "beta", "cores": [1]},
+                                           {"app": "alpha", "cores": [2]}, {"app": "alpha", "cores": [3], "name": "third"}])");
+  const RunConfig rc = build(doc);
+  ASSERT_EQ(rc.apps.size(), 4u);
+  EXPECT_EQ(rc.apps[0].name, "alpha");
+  EXPECT_EQ(rc.apps[0].instance, 0u);
+  EXPECT_EQ(rc.apps[1].name, "beta");
+  EXPECT_EQ(rc.apps[2].name, "alpha_1");
+  EXPECT_EQ(rc.apps[2].instance, 1u);
+  EXPECT_EQ(rc.apps[3].name, "third");
+  EXPECT_EQ(rc.apps[3].instance, 2u);
+  EXPECT_EQ(rc.resolved["scenario"]["apps"][2]["name"], "alpha_1");
+  doc["scenario"]["apps"][3]["name"] = "alpha_1";
+  EXPECT_TRUE(fails_at(doc, "/scenario/apps/3/name", {"\"alpha_1\" is already /scenario/apps/2's"}));
+  doc["scenario"]["apps"][3]["name"] = "a.b";
+  EXPECT_TRUE(fails_at(doc, "/scenario/apps/3/name", {"letters, digits and _"}));
+}
+
 TEST(RunConfig, DocumentNotAnObject) {
   try {
     build(json::array());

@@ -7,8 +7,22 @@
 
 #include <gtest/gtest.h>
 
+#include "hal/hal.h"
+
 namespace smmu_vp {
 namespace {
+
+int noop_main(void) { return 0; }
+const hal_app kNetRx = {"net_rx", "", noop_main, nullptr};
+const hal_app kFio = {"fio", "", noop_main, nullptr};
+
+config::AppAssignment assign(const hal_app* app, std::vector<unsigned> cores) {
+  config::AppAssignment a;
+  a.app = app;
+  a.name = app->name;
+  a.cores = std::move(cores);
+  return a;
+}
 
 config::RunConfig platform_with_a_nic_and_a_drive() {
   config::RunConfig cfg;
@@ -23,6 +37,7 @@ config::RunConfig platform_with_a_nic_and_a_drive() {
   drive.type = "nvme";
   drive.params = {{"read_mbps", 2800.0}, {"write_mbps", 2000.0}, {"pcie_gbps", 31.5}};
   cfg.devices = {nic, drive};
+  cfg.apps = {assign(&kNetRx, {0}), assign(&kFio, {1})};
   return cfg;
 }
 
