@@ -26,14 +26,17 @@ static uint64_t llq_make(uint32_t prod, uint32_t cons) { return ((uint64_t)cons 
 static volatile uint32_t *llq_cons_word(struct smmu_device *dev) { return (volatile uint32_t *)&dev->lf.llq + 1; }
 
 /* The shared lock: SYNC waiters hold it shared so that cons is not moved
- * past a SYNC slot someone still polls; refreshing cons takes it exclusive. */
+ * past a SYNC slot someone still polls; refreshing cons takes it exclusive.
+ * A shared locker that finds it exclusive keeps its increment and waits for
+ * the exclusive bit to clear: the exclusive unlock clears only that bit, so
+ * the pending count then bars the next exclusive taker. (v5.4 stored 0 at
+ * unlock, dropping the count; the waiter's cmpxchg could then lose to a new
+ * exclusive taker forever, a livelock we met with a 16-entry queue and
+ * 9-command batches. Linux fixed it the same way in "iommu/arm-smmu-v3:
+ * Improve CMDQ lock fairness and efficiency", 2026.) */
 static void shared_lock(struct smmu_device *dev) {
   if ((int32_t)hal_fetch_add32(&dev->lf.lock, 1) >= 0) return;
-  for (;;) {
-    uint32_t v;
-    v = hal_poll32(&dev->lf.lock, LOCK_EXCLUSIVE, 0, HAL_POLL_EQ, 0, NULL);
-    if (hal_cmpxchg32(&dev->lf.lock, v, v + 1) == v) return;
-  }
+  hal_poll32(&dev->lf.lock, LOCK_EXCLUSIVE, 0, HAL_POLL_EQ, 0, NULL);
 }
 static void shared_unlock(struct smmu_device *dev) { hal_fetch_add32(&dev->lf.lock, (uint32_t)-1); }
 /* Drops a shared hold unless it is the last one (then the caller publishes
@@ -46,7 +49,7 @@ static bool shared_tryunlock(struct smmu_device *dev) {
 static bool exclusive_trylock(struct smmu_device *dev) {
   return hal_cmpxchg32(&dev->lf.lock, 0, LOCK_EXCLUSIVE) == 0;
 }
-static void exclusive_unlock(struct smmu_device *dev) { hal_store32(&dev->lf.lock, 0); }
+static void exclusive_unlock(struct smmu_device *dev) { hal_fetch_andnot32(&dev->lf.lock, LOCK_EXCLUSIVE); }
 
 /* A full queue: one CPU refreshes cons from the SMMU under the exclusive
  * lock; the others watch the shared word until it has room. */
@@ -260,11 +263,7 @@ static void add_wait_for_space(struct smmu_device *dev, uint32_t prod, uint32_t 
 static void shared_lock_n(struct smmu_device *dev, uint32_t count) {
   if (count == 0) return;
   if ((int32_t)hal_fetch_add32(&dev->lf.lock, count) >= 0) return;
-  for (;;) {
-    uint32_t v;
-    v = hal_poll32(&dev->lf.lock, LOCK_EXCLUSIVE, 0, HAL_POLL_EQ, 0, NULL);
-    if (hal_cmpxchg32(&dev->lf.lock, v, v + count) == v) return;
-  }
+  hal_poll32(&dev->lf.lock, LOCK_EXCLUSIVE, 0, HAL_POLL_EQ, 0, NULL);  /* as shared_lock */
 }
 
 static int issue_add(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned n, bool sync);
