@@ -213,6 +213,69 @@ TEST(SmmuDriverCmdqFallback, ElisionOnlyWithSpinlockAndMsi) {
   EXPECT_EQ(g_dev.stats.syncs_elided, 0u);
 }
 
+// Edges of the driver's command paths, on one core: a lone CMD_SYNC (the
+// iotlb_sync of an empty gather, a fan-out's sync) under each insertion;
+// with spinlock + MSI + elision, exactly the SYNC that directly follows
+// another is elided; and a range that starts and ends inside pages gets a
+// TLBI for each page it touches.
+struct Edges {
+  int lone_sync = -1;
+  uint64_t elided = 0, issued = 0, unaligned_tlbis = 0;
+} g_edges;
+
+int edges_main(void) {
+  if (smmu_probe(&g_dev, hal_smmu().base) || smmu_reset(&g_dev)) return 1;
+  struct smmu_policy want = smmu_policy_default();
+  want.cmdq = static_cast<enum smmu_cmdq_policy>(hal_param("cmdq"));
+  want.sync = static_cast<enum smmu_sync_policy>(hal_param("sync"));
+  want.elide_back_to_back_sync = hal_param("elide") != 0;
+  g.in_force = smmu_set_policy(&g_dev, want);
+  g_edges.lone_sync = smmu_sync(&g_dev);  // a SYNC alone
+  const uint64_t elided0 = g_dev.stats.syncs_elided, issued0 = g_dev.stats.syncs;
+  if (smmu_tlbi_range(&g_dev, 1, kIova, 4096)) return 2;  // TLBI + SYNC: never elided
+  if (smmu_sync(&g_dev)) return 3;                          // right after a SYNC: elided when eliding
+  if (smmu_tlbi_range(&g_dev, 1, kIova, 4096)) return 4;  // TLBI + SYNC again
+  g_edges.elided = g_dev.stats.syncs_elided - elided0;
+  g_edges.issued = g_dev.stats.syncs - issued0;
+  uint64_t tlbis = 0;  // [kIova + 2 KiB, + 4 KiB): two pages
+  if (smmu_tlbi_range_pgsize(&g_dev, 1, kIova + 2048, 4096, 4096, true, &tlbis)) return 5;
+  g_edges.unaligned_tlbis = tlbis;
+  return 0;
+}
+const hal_app edges = {"edges", "a lone SYNC, elision, an unaligned range", edges_main, cmdq_policy_params};
+
+TestRun run_edges(unsigned cmdq, unsigned sync, unsigned elide) {
+  return run(scenario({{{"app", "edges"}, {"cores", {0}}, {"params", {{"cmdq", cmdq}, {"sync", sync}, {"elide", elide}}}}}),
+             {&edges}, {"platform.smmu.cmdq_check=true"});
+}
+
+TEST(SmmuDriverEdges, SpinlockMsiElidesOnlyTheSyncAfterASync) {
+  const TestRun t = run_edges(SMMU_CMDQ_SPINLOCK, SMMU_SYNC_MSI, 1);
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_TRUE(g.in_force.elide_back_to_back_sync);
+  EXPECT_EQ(g_edges.lone_sync, 0);
+  EXPECT_EQ(g_edges.elided, 1u);
+  EXPECT_EQ(g_edges.issued, 2u);
+  EXPECT_EQ(g_edges.unaligned_tlbis, 2u);
+}
+
+TEST(SmmuDriverEdges, LockfreeCompletesALoneSync) {
+  const TestRun t = run_edges(SMMU_CMDQ_LOCKFREE, SMMU_SYNC_MSI, 0);
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(g.in_force.cmdq, SMMU_CMDQ_LOCKFREE);
+  EXPECT_EQ(g_edges.lone_sync, 0);
+  EXPECT_EQ(g_edges.issued, 3u);
+  EXPECT_EQ(check_errors(t), 0u) << check_reports(t);
+}
+
+TEST(SmmuDriverEdges, LockfreeAddCompletesALoneSync) {
+  const TestRun t = run_edges(SMMU_CMDQ_LOCKFREE_ADD, SMMU_SYNC_POLL, 0);
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(g.in_force.cmdq, SMMU_CMDQ_LOCKFREE_ADD);
+  EXPECT_EQ(g_edges.lone_sync, 0);
+  EXPECT_EQ(g_edges.issued, 3u);
+}
+
 class SmmuDriverRecovery : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SmmuDriverRecovery, IllegalCommandIsSkipped) {

@@ -104,5 +104,43 @@ TEST(LineQueueing, WithoutItTransfersOfOneLineOverlap) {
   EXPECT_LT(run_hammer(false), 150 * 50.0);
 }
 
+// sw_spin_trylock: refused while another core holds the lock, granted once
+// it is free, and a granted trylock excludes as a lock does.
+sw_spinlock g_try = SW_SPINLOCK_INIT;
+volatile uint32_t g_held, g_tried, g_released;
+bool g_try_while_held = true, g_try_when_free = false, g_holder_blocked = false;
+
+int try_main(void) {
+  if (hal_cpu_id() == 0) {
+    sw_spin_lock(&g_try);
+    hal_store32(&g_held, 1);
+    while (!hal_load32(&g_tried)) hal_cpu_relax();
+    sw_spin_unlock(&g_try);
+    hal_store32(&g_released, 1);
+    while (hal_load32(&g_tried) < 2) hal_cpu_relax();
+    g_holder_blocked = !sw_spin_trylock(&g_try);  // core 1 holds it now
+    hal_store32(&g_tried, 3);
+    return 0;
+  }
+  while (!hal_load32(&g_held)) hal_cpu_relax();
+  g_try_while_held = sw_spin_trylock(&g_try);
+  hal_store32(&g_tried, 1);
+  while (!hal_load32(&g_released)) hal_cpu_relax();
+  g_try_when_free = sw_spin_trylock(&g_try);
+  hal_store32(&g_tried, 2);
+  while (hal_load32(&g_tried) < 3) hal_cpu_relax();
+  if (g_try_when_free) sw_spin_unlock(&g_try);
+  return 0;
+}
+const hal_app trier = {"trier", "trylock against a held and a free lock", try_main, nullptr};
+
+TEST(Spinlock, TrylockFailsWhileHeldAndSucceedsWhenFree) {
+  const TestRun t = run(scenario({{{"app", "trier"}, {"cores", {0, 1}}}}), {&trier});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_FALSE(g_try_while_held);
+  EXPECT_TRUE(g_try_when_free);
+  EXPECT_TRUE(g_holder_blocked);
+}
+
 }  // namespace
 }  // namespace smmu_vp::test
