@@ -31,6 +31,7 @@ struct DeviceConfig {
   uint32_t stream_id = 0;  // StreamID of its master port's transactions
   uint32_t irq = 0;        // first wired interrupt line
   unsigned irq_lines = 0;  // lines it uses, irq .. irq + irq_lines - 1
+  bool irq_given = true;   // false: the entry named none and the platform chose `irq` (assign_interrupt_lines)
   nlohmann::json params;   // the validated entry, defaults filled
   // A numeric parameter of the entry; 0 when it has none of that name.
   double number(const char* key) const {

@@ -49,7 +49,8 @@ NodePtr devices_schema() {
         {"type", choice(name, {name}, "Device model.")},
         {"base", leaf(T::kAddress, json(), "address", "Physical base of the register block.")},
         {"stream_id", ranged(T::kUint, 0, 0, 0xFFFFFFFFu, "", "StreamID of the transactions on its master port.")},
-        {"irq", ranged(T::kUint, json(), 0, 1023, "line", t.irq_help)},
+        {"irq", optional(ranged(T::kUint, json(), 0, 1023, "line",
+                                t.irq_help + " Absent: the platform gives the device the lowest free block of lines from 32 on, after every line given explicitly (config.json records it)."))},
     };
     fields.insert(fields.end(), t.fields.begin(), t.fields.end());
     variants[name] = object(fields, t.help);
@@ -380,13 +381,14 @@ DeviceConfig read_device(const std::string& name, const json& d, const std::stri
   dc.type = d["type"];
   dc.base = d["base"];
   dc.stream_id = static_cast<uint32_t>(d["stream_id"].get<uint64_t>());
-  dc.irq = u(d["irq"]);
+  dc.irq_given = d.contains("irq");
+  dc.irq = dc.irq_given ? u(d["irq"]) : 0;
   if (dc.name == "dram" || dc.name == "intc" || dc.name == "cpus" || dc.name == "router" || dc.name == "smmu")
     throw ConfigError(path, "name is reserved for a platform component");
   dc.params = d;
   dc.base_dir = base_dir;
   find_device_type(dc.type)->layout(dc);  // validation accepted only registered types
-  if (dc.irq + dc.irq_lines > intc_lines)
+  if (dc.irq_given && dc.irq + dc.irq_lines > intc_lines)
     throw ConfigError(path + "/irq", "lines " + std::to_string(dc.irq) + ".." + std::to_string(dc.irq + dc.irq_lines - 1) +
                                          " do not exist (intc.lines = " + std::to_string(intc_lines) + ")");
   return dc;
@@ -477,6 +479,40 @@ void resolve_tbus(RunConfig& rc) {
   }
 }
 
+// Devices that name no interrupt line get the lowest free block of their
+// lines from 32 on (below are the private interrupts of a GIC), once every
+// line given explicitly, the SMMUs' included, is taken; in platform order.
+void assign_interrupt_lines(RunConfig& rc) {
+  std::vector<bool> taken(rc.intc.lines, false);
+  auto take = [&](unsigned first, unsigned n) {
+    for (unsigned l = first; l < first + n && l < taken.size(); ++l) taken[l] = true;
+  };
+  for (unsigned i = 0; i < rc.smmu_count(); ++i) {
+    const smmu::SmmuConfig& c = rc.smmu_config(i);
+    for (unsigned l : {c.eventq_irq, c.gerror_irq, c.sync_irq}) take(l, 1);
+  }
+  for (const DeviceConfig& d : rc.devices)
+    if (d.irq_given) take(d.irq, d.irq_lines);
+  for (DeviceConfig& d : rc.devices) {
+    if (d.irq_given || d.irq_lines == 0) continue;
+    unsigned first = 32;
+    for (unsigned run = 0; first + run < taken.size() && run < d.irq_lines;)
+      if (taken[first + run]) {
+        first += run + 1;
+        run = 0;
+      } else {
+        ++run;
+      }
+    if (first + d.irq_lines > taken.size())
+      throw ConfigError("/platform/devices/" + d.name + "/irq",
+                        "no free block of " + std::to_string(d.irq_lines) + " interrupt lines left for it (intc.lines = " +
+                            std::to_string(rc.intc.lines) + "): give it an irq, or the platform more intc.lines");
+    d.irq = first;
+    take(first, d.irq_lines);
+    rc.resolved["platform"]["devices"][d.name]["irq"] = d.irq;
+  }
+}
+
 // Every device, then the checks across them and the platform: address
 // ranges and interrupt lines each have one owner.
 void read_devices(RunConfig& rc, const std::string& base_dir) {
@@ -484,6 +520,7 @@ void read_devices(RunConfig& rc, const std::string& base_dir) {
   for (auto it = devices.begin(); it != devices.end(); ++it)
     rc.devices.push_back(read_device(it.key(), it.value(), base_dir, rc.intc.lines));
   check_address_map(rc);
+  assign_interrupt_lines(rc);
   check_interrupt_lines(rc);
   resolve_device_smmus(rc);
   check_stream_ids(rc);

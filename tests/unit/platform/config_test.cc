@@ -139,7 +139,6 @@ const BadCase kBadCases[] = {
     // missing required fields
     {"missing_device_type", R"({"platform": {"devices": {"dma0": {"type": null}}}})", "/platform/devices/dma0/type", {"missing"}},
     {"missing_device_base", R"({"platform": {"devices": {"dma0": {"base": null}}}})", "/platform/devices/dma0/base", {"required", "missing"}},
-    {"missing_device_irq", R"({"platform": {"devices": {"dma0": {"irq": null}}}})", "/platform/devices/dma0/irq", {"required", "missing"}},
     {"missing_app_name", R"({"scenario": {"apps": [{"cores": [0]}]}})", "/scenario/apps/0/app", {"required string is missing"}},
     {"missing_app_cores", R"({"scenario": {"apps": [{"app": "alpha"}]}})", "/scenario/apps/0/cores", {"required", "missing"}},
     // device names
@@ -322,6 +321,29 @@ TEST(RunConfig, InstancesOfOneAppGetNamesOfTheirOwn) {
   EXPECT_TRUE(fails_at(doc, "/scenario/apps/3/name", {"\"alpha_1\" is already /scenario/apps/2's"}));
   doc["scenario"]["apps"][3]["name"] = "a.b";
   EXPECT_TRUE(fails_at(doc, "/scenario/apps/3/name", {"letters, digits and _"}));
+}
+
+// A device without "irq" gets the lowest free block of its lines from 32 on,
+// around every line given explicitly.
+TEST(RunConfig, DevicesWithoutAnIrqGetFreeLines) {
+  json doc = with_tbus("[]");  // SMMU lines 100-102; dma0 32 (2 channels: 32-33)
+  doc["platform"]["devices"]["dma1"].erase("irq");
+  doc["platform"]["devices"]["dma2"] = {{"type", "dma"}, {"base", "0x20010000"}, {"stream_id", 18}};
+  doc["platform"]["devices"]["dma3"] = {{"type", "dma"}, {"base", "0x20020000"}, {"stream_id", 19}, {"irq", 36}};
+  const RunConfig rc = build(doc);
+  std::map<std::string, std::pair<unsigned, unsigned>> got;
+  for (const auto& d : rc.devices) got[d.name] = {d.irq, d.irq_lines};
+  ASSERT_EQ(got["dma0"].second, 2u);
+  EXPECT_EQ(got["dma0"].first, 32u);
+  EXPECT_EQ(got["dma3"].first, 36u);  // explicit: kept
+  EXPECT_EQ(got["dma1"].first, 34u);  // the first free block of 2: 34-35
+  EXPECT_EQ(got["dma2"].first, 38u);  // then past dma3's 36-37
+  EXPECT_EQ(rc.resolved["platform"]["devices"]["dma2"]["irq"], 38);  // recorded in config.json
+  doc["platform"]["intc"] = {{"lines", 39}};
+  doc["platform"]["smmu"]["eventq_irq"] = 0;
+  doc["platform"]["smmu"]["gerror_irq"] = 1;
+  doc["platform"]["smmu"]["sync_irq"] = 2;
+  EXPECT_TRUE(fails_at(doc, "/platform/devices/dma2/irq", {"no free block of 2 interrupt lines", "intc.lines = 39"}));
 }
 
 TEST(RunConfig, DocumentNotAnObject) {
