@@ -63,6 +63,24 @@ void print_smmu(std::ostream& os, const StatsRegistry& s, const config::RunConfi
                       misses, waits, counter(s, p + "tbu." + tbus.front().name + ".invalidations"),
                       counter(s, p + "tbu." + tbus.front().name + ".syncs"));
   }
+  // ECMDQs (SMMUv3.3): how many carried commands, for how many cores, and
+  // so how many cores share each (under a lock in the driver).
+  const unsigned ecmdqs = c.features.ecmdq_pages() * c.features.ecmdq_queues_per_page();
+  unsigned used = 0;
+  uint64_t ecmdq_commands = 0;
+  for (unsigned q = 0; q < ecmdqs; ++q)
+    if (const uint64_t n = counter(s, p + "ecmdq" + std::to_string(q) + ".commands")) {
+      ++used;
+      ecmdq_commands += n;
+    }
+  if (used) {
+    unsigned cores = 0;
+    for (const auto& a : cfg.apps) cores += static_cast<unsigned>(a.cores.size());
+    os << fmt::format("  ECMDQs: {} commands through {} of the {} queues, for {} core(s) of the apps: {}\n",
+                      ecmdq_commands, used, ecmdqs, cores,
+                      cores > used ? fmt::format("{:.1f} cores share each queue, under its lock", double(cores) / used)
+                                   : std::string("a queue per core"));
+  }
   os << fmt::format("  commands {} ({} CMD_SYNC)", counter(s, p + "cmdq.commands"), counter(s, p + "cmdq.syncs"));
   if (const Histogram* h = s.find_histogram(p + "cmdq.sync_latency_ns"); h && h->count())
     os << fmt::format(", SYNC latency p50 {} p99 {}", human_ns(h->percentile(50)), human_ns(h->percentile(99)));
