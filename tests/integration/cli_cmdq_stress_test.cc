@@ -8,16 +8,18 @@
 // - a queue that fills with batches of two sizes (127 pages: 64 + 63 and a
 //   SYNC) makes a later owner ready before an earlier one: an owner that did
 //   not wait for the previous one would move PROD backwards, which the
-//   checker reports (tests/mutants/mutants.json, lockfree-owner-no-wait).
+//   checker reports (tests/mutants/mutants.json, lockfree-owner-no-wait);
+// - the fetch-add variant's pieces of a long list each wait for a SYNC.
 #include "cli_support.h"
 
 namespace cli_test {
 namespace {
 
-nlohmann::json stress(const fs::path& out, unsigned cmdq_log2, unsigned pages, const std::string& sync) {
+nlohmann::json stress(const fs::path& out, unsigned cmdq_log2, unsigned pages, const std::string& sync,
+                      const std::string& cmdq = "lockfree") {
   const Cmd r = sh("run " + kScenarios + "smmu_stress.json --quiet --out " + out.string() +
                    " --set platform.smmu.cmdq_check=true --set platform.smmu.features.cmdqs=" + std::to_string(cmdq_log2) +
-                   " --set scenario.apps.0.params.cmdq=lockfree --set scenario.apps.0.params.sync=" + sync +
+                   " --set scenario.apps.0.params.cmdq=" + cmdq + " --set scenario.apps.0.params.sync=" + sync +
                    " --set scenario.apps.0.params.pages=" + std::to_string(pages) +
                    " --set scenario.stop.max_time_us=20000");
   EXPECT_EQ(r.exit_code, 0) << r.out;
@@ -43,6 +45,18 @@ TEST(CmdqStress, OwnersOfUnequalBatchesPublishInOrder) {
   EXPECT_EQ(s["run"]["status"], "completed");
   EXPECT_EQ(counter(s["smmu"], "cmdq", "check_errors"), 0u);
   EXPECT_EQ(counter(s["smmu"]["cmdq"], "errors", "CERROR_ILL"), 0u);
+  fs::remove_all(d);
+}
+
+// The fetch-add variant splits a list longer than one CPU's share of the
+// ring; each piece must end with a SYNC its CPU waits for, or a CPU holds two
+// shares at once and the claims deadlock (32 entries, 9-command lists).
+TEST(CmdqStress, FetchAddPiecesEachWaitForTheirSync) {
+  const fs::path d = temp_dir("cmdq-stress-add");
+  const nlohmann::json s = stress(d / "out", 5, 8, "poll", "lockfree_add");
+  EXPECT_EQ(s["run"]["status"], "completed");
+  EXPECT_EQ(s["sw"]["smmu_stress"]["invalidations"].get<double>(), 4 * 200);
+  EXPECT_EQ(counter(s["smmu"], "cmdq", "check_errors"), 0u);
   fs::remove_all(d);
 }
 

@@ -270,17 +270,25 @@ static int issue_add(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigne
 
 /* The claim comes before the check for room, so prod may run past cons, but
  * never a whole ring past it: no issue is larger than the queue's share of
- * one CPU (the patch series' "Calculate max commands per batch"). A longer
- * list goes in pieces, the SYNC with the last. */
+ * one CPU (the patch series' "Calculate max commands per batch"), and every
+ * issue ends with a CMD_SYNC its CPU waits for, so that no CPU holds more
+ * than its share at once. A longer list goes in pieces, each with its SYNC.
+ * (The v1 series issued a SYNC always for this reason; v2 dropped it, and a
+ * CPU that returned from a SYNC-less piece could claim again before its
+ * slots were consumed: with a 32-entry queue, four CPUs and 9-command lists
+ * an owner waited for a slot that waited for room behind the owner's own
+ * PROD, for ever. tests/integration/cli_cmdq_stress_test.cc.) Callers that
+ * ask for no SYNC get one anyway under this policy. */
 int smmu_cmdq_issue_lockfree_add(struct smmu_device *dev, const uint64_t (*cmds)[2], unsigned n, bool sync) {
-  const unsigned most = dev->lf.max_per_issue;
+  const unsigned most = dev->lf.max_per_issue - 1; /* and the SYNC */
   int err = 0;
-  while (n + (sync ? 1u : 0u) > most) {
-    if (issue_add(dev, cmds, most, false)) err = -1;
-    cmds += most;
-    n -= most;
-  }
-  if (issue_add(dev, cmds, n, sync)) err = -1;
+  if (n == 0 && !sync) return 0;
+  do {
+    const unsigned k = n < most ? n : most;
+    if (issue_add(dev, cmds, k, true)) err = -1;
+    cmds += k;
+    n -= k;
+  } while (n);
   return err;
 }
 
