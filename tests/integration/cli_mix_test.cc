@@ -15,6 +15,12 @@ struct App {
   std::string key = name;      // where its results are (sw.<key>): another instance of an app has its own
 };
 
+std::string fmt_hex(unsigned v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%x", v);
+  return b;
+}
+
 std::vector<unsigned> cores(unsigned first, unsigned n) {
   std::vector<unsigned> v;
   for (unsigned i = 0; i < n; ++i) v.push_back(first + i);
@@ -36,11 +42,13 @@ App nic(unsigned first_core, unsigned index = 0, unsigned n = 16) {
 // StreamID 33 and interrupt lines.
 const nlohmann::json kNic1 = {{"type", "nic"}, {"base", "0x10180000"}, {"stream_id", 33}, {"irq", 180}, {"queues", 16},
                               {"link_gbps", 100}};
-App nvme(unsigned first_core, unsigned jobs) {
+App nvme(unsigned first_core, unsigned jobs, unsigned drives = 4) {
+  std::vector<unsigned> sids;
+  for (unsigned d = 0; d < drives; ++d) sids.push_back(48 + d);
   return {"fio",
           {{"app", "fio"}, {"cores", cores(first_core, jobs)},
-           {"params", {{"drives", 4}, {"unmap", "strict"}, {"sync", "msi"}, {"warmup_us", 500}, {"runtime_us", 500}}}},
-          {48, 49, 50, 51}};
+           {"params", {{"drives", drives}, {"unmap", "strict"}, {"sync", "msi"}, {"warmup_us", 500}, {"runtime_us", 500}}}},
+          sids};
 }
 App camera(unsigned core) {
   return {"camera", {{"app", "camera"}, {"cores", {core}}, {"params", {{"duration_us", 70000}, {"buffers", 4}}}}, {64}};
@@ -59,6 +67,10 @@ nlohmann::json run(const fs::path& dir, const std::string& label, const std::vec
       {"set", {{"platform.cpu.count", n}, {"platform.devices.nic1", kNic1}}},
       {"scenario", {{"name", label}, {"apps", entries}, {"stop", {{"max_time_us", 200000}}}}}};
   nlohmann::json with = doc;
+  // Drives nvme4-7 beside the base profile's four (their lines assigned by the platform).
+  for (unsigned d = 4; d < 8; ++d)
+    with["set"]["platform.devices.nvme" + std::to_string(d)] = {
+        {"type", "nvme"}, {"base", fmt_hex(0x10240000u + (d - 4) * 0x10000u)}, {"stream_id", 48 + d}};
   with["set"].update(set);
   const std::string file = write_file(dir, label + ".json", with.dump());
   const Cmd r = sh("run " + file + " --quiet --strict --out " + (dir / label).string());
@@ -141,6 +153,7 @@ TEST(CliMix, OneWindowForEveryApp) {
 TEST(CliMix, NicBesideFourNvmeDrives) { together_as_alone("nic-nvme", {nic(0), nvme(16, 8)}); }
 TEST(CliMix, NicBesideTheCamera) { together_as_alone("nic-camera", {nic(0), camera(16)}); }
 TEST(CliMix, NvmeBesideTheCamera) { together_as_alone("nvme-camera", {nvme(0, 4), camera(4)}); }
+TEST(CliMix, NicBesideEightNvmeDrives) { together_as_alone("nic-8nvme", {nic(0), nvme(16, 8, 8)}); }
 // Two instances of one app, each driving its own NIC with its own queues,
 // domain and results (sw.net_rx, sw.net_rx_1). What the two share must not
 // bound them: lazy (in strict mode one command queue serves both) and four
