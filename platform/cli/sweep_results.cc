@@ -179,7 +179,15 @@ bool write_results(const SweepArgs& a, const LoadedSweep& sweep, const std::vect
   const std::vector<std::vector<Cell>> cells = collect_cells(a, sweep, outcomes, runs);
   const bool all_found = report_missing(a, sweep, cells);
   const Table table = make_table(sweep.spec, sweep.points, cells, runs);
-  std::cout << render(a.format, table, sweep.spec.title) << std::flush;
+  // The title describes the scenario as shipped: what --set changed at every
+  // point (another trace, another profile) goes with it.
+  std::string title = sweep.spec.title;
+  if (!title.empty() && !a.sets.empty()) {
+    title += " (with --set";
+    for (const std::string& s : a.sets) title += " " + s;
+    title += ")";
+  }
+  std::cout << render(a.format, table, title) << std::flush;
   write_file((fs::path(a.out) / "sweep.csv").string(), render_csv(table));
   write_file((fs::path(a.out) / "sweep.json").string(), sweep_json(a, sweep, outcomes, cells, wallclock).dump(2) + "\n");
   report_point_checks(sweep, runs);

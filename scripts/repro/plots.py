@@ -51,12 +51,17 @@ def sweep_column(data, title, x_axis, published, base):
     rows = []
     labels = list(axis["values"])
     width = 0.8 / max(1, len(all_series))
+    # Series that coincide must stay visible: each its own marker and dashes,
+    # later ones drawn thinner on top.
+    markers, dashes = "osD^vP*X", ["-", "--", "-.", ":"]
     for i, (name, points) in enumerate(all_series.items()):
         xs = [float(l) if numeric else labels.index(l) + (i - (len(all_series) - 1) / 2) * width
               for l, _ in points]
         ys = [math.nan if v is None else v for _, v in points]
         if numeric:
-            ax.plot(xs, ys, marker="o", label=name)
+            ax.plot(xs, ys, marker=markers[i % len(markers)], linestyle=dashes[i % len(dashes)],
+                    markersize=max(3.0, 7.0 - i), linewidth=max(0.8, 2.0 - 0.3 * i), markerfacecolor="none",
+                    label=name, gid=f"series-{i}")
         else:
             ax.bar(xs, ys, width=width, label=name)
         for (label, value), x in zip(points, xs):
@@ -149,12 +154,19 @@ def ratio_chart(rows, base):
     """rows: [(figure id, measured / published, band low ratio, band high ratio)] on a log axis."""
     fig, ax = plt.subplots(figsize=(7.5, 0.32 * len(rows) + 1.5))
     names = [r[0] for r in rows][::-1]
+    # A log axis has no 0: a figure measured at 0 is drawn at the axis's left
+    # edge, as an arrow marked "0", not dropped.
+    positive = [v for r in rows for v in r[1:] if v is not None and v > 0]
+    floor = min(positive) / 4 if positive else 0.01
     for i, (_, ratio, lo, hi) in enumerate(rows[::-1]):
         if lo is not None and hi is not None:
             ax.plot([lo, hi], [i, i], color="tab:green", linewidth=6, alpha=0.35)
         if ratio is not None and ratio > 0:
             inside = lo is not None and lo <= ratio <= hi
             ax.plot([ratio], [i], marker="o", color="tab:green" if inside else "tab:red")
+        elif ratio is not None:
+            ax.plot([floor], [i], marker="<", color="tab:red", gid=f"zero-{slug(names[i])}")
+            ax.annotate("0", (floor, i), textcoords="offset points", xytext=(6, -3), fontsize=7, color="tab:red")
     ax.set_xscale("log")
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(names)), names, fontsize=7)

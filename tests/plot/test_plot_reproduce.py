@@ -45,6 +45,7 @@ class PlotTest(unittest.TestCase):
         r = subprocess.run([CLI, "sweep", SCENARIO, "--out", cls.sweep, "-j", "2"] + SHORT,
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stdout + r.stderr
+        cls.stdout = r.stdout
         with open(os.path.join(cls.sweep, "sweep.json")) as f:
             cls.data = json.load(f)
 
@@ -89,6 +90,37 @@ class PlotTest(unittest.TestCase):
             with open(os.path.join(o, "seed004_swiotlb_nvme_mb_s.svg")) as f:
                 svgs.append(f.read())
         self.assertEqual(svgs[0], svgs[1])
+
+    def test_the_table_title_says_what_set_changed(self):
+        # The scenario's title describes it as shipped; --set at every point goes with it.
+        first = self.stdout.splitlines()[0]
+        self.assertIn("(with --set scenario.apps.0.params.runtime_us=500 scenario.apps.0.params.warmup_us=100)", first)
+
+    def test_identical_series_stay_visible(self):
+        # Two series with the same values: each its own marker and dashes.
+        sys.path.insert(0, SCRIPTS)
+        from repro import plots
+        data = {"name": "t", "sweep": {"title": "t", "axes": [{"name": "s", "values": {"a": {}, "b": {}}},
+                                                            {"name": "n", "values": {"1": {}, "2": {}}}],
+                                       "columns": [{"title": "v"}]},
+                "points": [{"labels": {"s": s, "n": n}, "values": {"v": 5.0}, "status": "ok"}
+                           for s in ("a", "b") for n in ("1", "2")]}
+        base = os.path.join(self.tmp.name, "same")
+        plots.sweep_column(data, "v", "n", {}, base)
+        svg = ET.parse(base + ".svg").getroot()
+        ids = {e.get("id") for e in svg.iter() if e.get("id")}
+        self.assertIn("series-0", ids)
+        self.assertIn("series-1", ids)
+
+    def test_a_figure_measured_at_zero_is_drawn_not_dropped(self):
+        sys.path.insert(0, SCRIPTS)
+        from repro import plots
+        base = os.path.join(self.tmp.name, "ratios")
+        plots.ratio_chart([("fig-a", 1.1, 0.8, 1.2), ("fig-zero", 0.0, 0.8, 1.2)], base)
+        svg = ET.parse(base + ".svg").getroot()
+        ids = {e.get("id") for e in svg.iter() if e.get("id")}
+        self.assertIn("zero-fig_zero", ids)
+        self.assertNotIn("zero-fig_a", ids)
 
     def test_sweep_plot_y_axis_label_carries_the_unit(self):
         out = os.path.join(self.tmp.name, "units")
