@@ -20,7 +20,9 @@ namespace smmu_vp {
 namespace {
 
 constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
-constexpr int kStopSignals[] = {SIGINT, SIGTERM};
+// What a user's session sends to stop a run: Ctrl-C, kill, a dropped ssh
+// connection, Ctrl-\. Each ends the run as interrupted with its results.
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 constexpr size_t kAltStackSize = 256 * 1024;  // room for ASan's interceptors too
 
 // Everything the handlers touch: written before they are installed, then
@@ -121,8 +123,12 @@ void on_stop_signal(int signo) {
   g.interrupt_wall = wall_now();
   g.interrupt_signo = signo;
   CpuCore::request_stop(CpuCore::StopKind::kInterrupted);
-  say(signo == SIGINT ? "smmu-vp: interrupted (SIGINT): stopping the run and writing its results; again to kill\n"
-                      : "smmu-vp: terminated (SIGTERM): stopping the run and writing its results; again to kill\n");
+  switch (signo) {
+    case SIGINT: say("smmu-vp: interrupted (SIGINT): stopping the run and writing its results; again to kill\n"); break;
+    case SIGHUP: say("smmu-vp: hung up (SIGHUP): stopping the run and writing its results; again to kill\n"); break;
+    case SIGQUIT: say("smmu-vp: quit (SIGQUIT): stopping the run and writing its results; again to kill\n"); break;
+    default: say("smmu-vp: terminated (SIGTERM): stopping the run and writing its results; again to kill\n"); break;
+  }
 }
 
 void on_tick(int) {

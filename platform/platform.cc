@@ -17,6 +17,18 @@
 
 namespace smmu_vp {
 
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGKILL: return "SIGKILL";
+    default: return strsignal(sig);
+  }
+}
+
 const char* RunResult::status_name(Status s) {
   switch (s) {
     case Status::kCompleted: return "completed";
@@ -207,7 +219,7 @@ void Platform::containment_outcome(RunResult& r, const Containment& guard) const
       running += cpus_->core(i).has_program() && !cpus_->core(i).finished();
     r.status = RunResult::Status::kInterrupted;
     r.message = fmt::format("interrupted by {} at {:.3f} us simulated with {} core(s) still running",
-                            sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : strsignal(sig),
+                            signal_name(sig),
                             ps_to_ns(now_ps()) / 1000.0, running);
   }
 }

@@ -30,6 +30,9 @@
 
 namespace smmu_vp {
 
+// "SIGINT", "SIGHUP" ... for the signals a user sends; strsignal's text else.
+const char* signal_name(int sig);
+
 class HalContext;
 class DmaTraceRecorder;
 class Containment;

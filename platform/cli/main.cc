@@ -5,7 +5,9 @@
 // Exit codes: 0 success, 1 internal error, 2 bad input (command line, config,
 // firmware, output directory), 3 an app failed (sweep: a point failed),
 // 4 time limit, 5 deadlock, 6 --strict found problems, 7 a program crashed,
-// 8 hung (the watchdog fired), 130 interrupted (SIGINT/SIGTERM; sweep too).
+// 8 hung (the watchdog fired), 130 interrupted (SIGINT, SIGTERM, SIGHUP or
+// SIGQUIT; sweep too).
+#include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -41,6 +43,9 @@ const bool kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) =
 // SystemC's own main() calls sc_main with the command line.
 int sc_main(int argc, char** argv) {
   (void)kQuietSystemC;
+  // Output piped into a reader that stops early (`| head`) must not kill a
+  // run before it writes its results: a write to it fails instead.
+  std::signal(SIGPIPE, SIG_IGN);
   smmu_vp::use_ranked_time();  // before any sc_time is made (common/tlm_time.h)
   // sc_stop() ends every run; SystemC need not announce it.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);

@@ -4,7 +4,15 @@
 // parser.
 #include "cli/run_cmd.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,6 +26,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/sweep_runner.h"
 #include "config/run_config.h"
 #include "dmatrace/dma_trace_recorder.h"
 #include "firmware_loader.h"
@@ -141,16 +150,58 @@ int load(const RunArgs& a, std::unique_ptr<FirmwareImage>& fw, config::RunConfig
   return 0;
 }
 
+// The output directory, held for this run alone: a lock file that a second
+// run with the same --out finds taken (flock: released whenever the process
+// ends, however it ends). -1 and said on stderr when it cannot be had.
+class OutputLock {
+ public:
+  explicit OutputLock(const std::filesystem::path& dir) {
+    const std::string path = (dir / ".smmu-vp.lock").string();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd_ < 0) {
+      error_ = "cannot open " + path + ": " + std::strerror(errno);
+      return;
+    }
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      char owner[32] = {};
+      const ssize_t n = ::pread(fd_, owner, sizeof owner - 1, 0);
+      error_ = "output directory '" + dir.string() + "' is in use by another run" +
+               (n > 0 ? std::string(" (pid ") + std::string(owner, static_cast<size_t>(n)) + ")" : std::string()) +
+               ": wait for it, or give another --out";
+      ::close(fd_);
+      fd_ = -1;
+      return;
+    }
+    const std::string pid = std::to_string(getpid());
+    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {}  // who holds it: a courtesy
+  }
+  ~OutputLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+  bool held() const { return fd_ >= 0; }
+  const std::string& error() const { return error_; }
+
+ private:
+  int fd_ = -1;
+  std::string error_;
+};
+
+// A sweep's point dies with its sweep (cli/sweep_runner.h, kParentPidEnv):
+// the kernel sends it SIGTERM, which ends the run as interrupted, with its
+// results, when the sweep is gone, even killed outright.
+void die_with_sweep() {
+  const char* parent = std::getenv(kParentPidEnv);
+  if (!parent) return;
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != static_cast<pid_t>(std::atol(parent))) ::raise(SIGTERM);  // gone before we asked
+}
+
 // The output directory, with the resolved configuration in config.json.
 // Returns 0, or kExitBadInput (said on stderr).
 int write_config(const RunArgs& a, const config::RunConfig& cfg) {
   const std::filesystem::path out(a.out);
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) {
-    std::cerr << "smmu-vp: cannot create output directory '" << a.out << "': " << ec.message() << "\n";
-    return kExitBadInput;
-  }
   if (!write_json(out / "config.json", cfg.resolved)) {
     std::cerr << "smmu-vp: cannot write " << (out / "config.json") << "\n";
     return kExitBadInput;
@@ -165,12 +216,24 @@ int run(const RunArgs& a) {
 
   std::unique_ptr<FirmwareImage> fw;
   config::RunConfig cfg;
+  die_with_sweep();
   if (const int rc = load(a, fw, cfg)) return rc;
   warn_about(cfg, *log);
+  std::error_code ec;
+  std::filesystem::create_directories(a.out, ec);
+  if (ec) {
+    std::cerr << "smmu-vp: cannot create output directory '" << a.out << "': " << ec.message() << "\n";
+    return kExitBadInput;
+  }
+  const OutputLock lock(a.out);
+  if (!lock.held()) {
+    std::cerr << "smmu-vp: " << lock.error() << "\n";
+    return kExitBadInput;
+  }
   if (const int rc = write_config(a, cfg)) return rc;
 
   const std::filesystem::path out(a.out);
-  std::error_code ec;
+  ec.clear();
   std::unique_ptr<TraceWriter> trace;
   if (a.trace) trace = std::make_unique<TraceWriter>((out / "trace.json").string());
   else std::filesystem::remove(out / "trace.json", ec);  // an earlier run's timeline would not be this run's

@@ -1,5 +1,7 @@
 #include "cli/sweep.h"
 
+#include "platform.h"
+
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -130,7 +132,7 @@ int run_sweep(const SweepArgs& a, const std::vector<const hal_app*>& apps) {
       unfinished += fmt::format("  {}: {}\n", plan.points[p].describe(plan.spec), outcomes[p].describe());
   if (stop_signal)
     std::cerr << fmt::format("sweep: interrupted by {}; these points did not finish:\n{}",
-                             stop_signal == SIGINT ? "SIGINT" : "SIGTERM", unfinished);
+                             signal_name(stop_signal), unfinished);
   else if (!unfinished.empty())
     std::cerr << "sweep: these points did not finish (--point-timeout):\n" << unfinished;
   std::cerr << fmt::format("sweep: {} points, {} failed, {:.1f} s wall; results in {}/ (sweep.csv, sweep.json, a directory per point)\n",

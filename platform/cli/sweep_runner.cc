@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <thread>
@@ -34,7 +35,7 @@ struct Running {
 constexpr double kKillAfter = 10.0;
 constexpr auto kPoll = std::chrono::milliseconds(20);
 
-volatile std::sig_atomic_t g_stop_signal = 0;   // the first SIGINT/SIGTERM
+volatile std::sig_atomic_t g_stop_signal = 0;   // the first SIGINT/SIGTERM/SIGHUP/SIGQUIT
 volatile std::sig_atomic_t g_stop_count = 0;
 
 void on_stop(int signo) {
@@ -51,18 +52,17 @@ class StopSignals {
     struct sigaction sa {};
     sa.sa_handler = on_stop;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
+    for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &sa, &old_[i]);
   }
   ~StopSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
+    for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &old_[i], nullptr);
   }
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  struct sigaction old_[std::size(kSignals)] {};
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -87,8 +87,17 @@ pid_t spawn(const std::string& exe, const ChildSpec& spec, std::string& error) {
   std::vector<char*> argv;
   for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // The child learns who its sweep is, to die with it (run_cmd.cc,
+  // PR_SET_PDEATHSIG): a sweep killed outright leaves no point running.
+  const std::string parent = std::string(kParentPidEnv) + "=" + std::to_string(getpid());
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, kParentPidEnv, std::strlen(kParentPidEnv)) != 0 || (*e)[std::strlen(kParentPidEnv)] != '=')
+      env.push_back(*e);
+  env.push_back(const_cast<char*>(parent.c_str()));
+  env.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, exe.c_str(), &actions, &attr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, exe.c_str(), &actions, &attr, argv.data(), env.data());
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {

@@ -46,6 +46,9 @@ std::string self_executable();
 // SIGINT or SIGTERM received meanwhile is forwarded to the running children;
 // no more start, every remaining one is reported not_started, and the signal
 // is returned (0 when none came). A second one kills the children (SIGKILL).
+// The environment variable by which a sweep tells its points its pid.
+inline constexpr char kParentPidEnv[] = "SMMU_VP_SWEEP_PID";
+
 int run_children(const std::string& exe, const std::vector<ChildSpec>& children, const ChildLimits& limits,
                  const std::function<void(size_t, const ChildOutcome&)>& on_done);
 

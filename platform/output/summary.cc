@@ -69,9 +69,9 @@ void print_smmu(std::ostream& os, const StatsRegistry& s, const config::RunConfi
   unsigned used = 0;
   uint64_t ecmdq_commands = 0;
   for (unsigned q = 0; q < ecmdqs; ++q)
-    if (const uint64_t n = counter(s, p + "ecmdq" + std::to_string(q) + ".commands")) {
+    if (const uint64_t in_queue = counter(s, p + "ecmdq" + std::to_string(q) + ".commands")) {
       ++used;
-      ecmdq_commands += n;
+      ecmdq_commands += in_queue;
     }
   if (used) {
     unsigned cores = 0;

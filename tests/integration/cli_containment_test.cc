@@ -250,5 +250,71 @@ TEST(CliContainment, SigintStopsASweepAndItsChildren) {
   EXPECT_TRUE(has_row(csv, {"c,not-run"})) << csv;
 }
 
+// A dropped ssh connection (SIGHUP) and Ctrl-\ (SIGQUIT) end a run as
+// Ctrl-C does: interrupted, with its results.
+TEST(CliContainment, SighupStopsARunWithItsResults) {
+  const fs::path d = temp_dir("sighup");
+  const fs::path log = d / "log.txt";
+  const pid_t pid = start("run " + long_scenario(d) + " --out " + (d / "out").string(), log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(pid, SIGHUP);
+  const int rc = wait_exit(pid, 30);
+  const Cmd r{rc, read_text(log)};
+  EXPECT_EQ(rc, 130) << r.out;
+  EXPECT_EQ(read_json(d / "out" / "stats.json")["run"]["status"], "interrupted");
+  EXPECT_NE(r.out.find("interrupted by SIGHUP"), std::string::npos) << r.out;
+}
+
+// Output piped into a reader that stops early (`| head -1`) costs the rest
+// of the summary, not the run: stats.json is written and the exit is 0.
+TEST(CliContainment, AReaderThatStopsEarlyDoesNotKillTheRun) {
+  const fs::path d = temp_dir("sigpipe");
+  const Cmd r = shell("bash -c 'set -o pipefail; " + std::string(SMMU_VP_CLI) + " run " + kScenarios +
+                      "dma_copy.json --out " + (d / "out").string() + " 2>/dev/null | head -1; echo \"exit ${PIPESTATUS[0]}\"'");
+  EXPECT_NE(r.out.find("exit 0"), std::string::npos) << r.out;
+  ASSERT_TRUE(fs::exists(d / "out" / "stats.json"));
+  EXPECT_EQ(read_json(d / "out" / "stats.json")["run"]["status"], "completed");
+}
+
+// Two runs on one --out would mix their files: the second is refused.
+TEST(CliContainment, ASecondRunOnTheSameOutputIsRefused) {
+  const fs::path d = temp_dir("out-lock");
+  const fs::path log = d / "log.txt";
+  const std::string out = (d / "out").string();
+  const pid_t pid = start("run " + long_scenario(d) + " --out " + out, log);
+  for (int i = 0; i < 250 && !fs::exists(d / "out" / "config.json"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const Cmd second = sh("run " + kScenarios + "dma_copy.json --out " + out);
+  EXPECT_EQ(second.exit_code, 2) << second.out;
+  EXPECT_NE(second.out.find("is in use by another run (pid " + std::to_string(pid) + ")"), std::string::npos)
+      << second.out;
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit(pid, 30), 130) << read_text(log);
+  EXPECT_EQ(read_json(d / "out" / "stats.json")["run"]["scenario"], "long");  // the first run's, whole
+  // Free again once the first has ended.
+  EXPECT_EQ(sh("run " + kScenarios + "dma_copy.json --quiet --out " + out).exit_code, 0);
+}
+
+// A sweep killed outright (SIGKILL: no handler runs) takes its points with
+// it: each gets SIGTERM from the kernel and ends as interrupted, with its results.
+TEST(CliContainment, AKilledSweepLeavesNoPointRunning) {
+  const fs::path d = temp_dir("sweep-sigkill");
+  const fs::path log = d / "log.txt";
+  const std::string out = (d / "out").string();
+  const pid_t pid = start("sweep " + long_scenario(d) + " --jobs 1 --out " + out, log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(process_with(out)) << read_text(log);
+  kill(pid, SIGKILL);
+  wait_exit(pid, 30);
+  bool gone = false;
+  for (int i = 0; i < 500 && !(gone = !process_with(out)); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(gone) << "a sweep point outlived its sweep";
+  bool interrupted = false;
+  for (const auto& e : fs::directory_iterator(out))
+    if (fs::exists(e.path() / "stats.json"))
+      interrupted |= read_json(e.path() / "stats.json")["run"]["status"] == "interrupted";
+  EXPECT_TRUE(interrupted) << "the running point wrote no results";
+}
+
 }  // namespace
 }  // namespace cli_test
