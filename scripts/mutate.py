@@ -51,7 +51,9 @@ def ctest(build, jobs, regex=None):
     if regex:
         cmd += ["-R", regex]
     rc, out = sh(cmd)
-    failed = [l.split(" - ", 1)[1].split(" (")[0].strip() for l in out.splitlines() if " - " in l and "(Failed" in l]
+    # "NNN - Suite.Name  # GetParam() = ... (Failed)": the test's name alone.
+    failed = [l.split(" - ", 1)[1].split(" (")[0].split("  #")[0].strip()
+              for l in out.splitlines() if " - " in l and ("(Failed" in l or "(Timeout" in l)]
     ran = "No tests were found" not in out
     return rc == 0, failed, ran
 
