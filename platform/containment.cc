@@ -19,7 +19,7 @@ namespace smmu_vp {
 
 namespace {
 
-constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 // What a user's session sends to stop a run: Ctrl-C, kill, a dropped ssh
 // connection, Ctrl-\. Each ends the run as interrupted with its results.
 constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -111,6 +111,18 @@ void on_fault(int signo, siginfo_t* si, void* context) {
   say("smmu-vp: fatal signal outside the simulation\n");
   signal(signo, SIG_DFL);
   raise(signo);  // pending until the handler returns (or re-raised by the faulting instruction)
+}
+
+// A program that calls exit() would end the whole simulator with its
+// status and nothing written: the first exit handler to run (registered
+// last, when containment starts) stops its core instead, as a crash does.
+// glibc unlocks its handler list while a handler runs, and this one never
+// returns, so the rest of exit() does not happen. Registered again for the
+// next program that tries.
+void on_program_exit(int status, void*) {
+  if (!g_active) return;  // the simulator itself is ending
+  on_exit(on_program_exit, nullptr);
+  hard_stop(CpuCore::StopKind::kExited, status, 0, 0);
 }
 
 void on_stop_signal(int signo) {
@@ -206,6 +218,9 @@ Containment::Containment(CpuCluster& cpus, double watchdog_s) {
   for (size_t i = 0; i < std::size(kFaultSignals); ++i) install(kFaultSignals[i], on_fault, &g.old_fault[i]);
   for (size_t i = 0; i < std::size(kStopSignals); ++i) install(kStopSignals[i], on_stop_signal, &g.old_stop[i]);
   install(SIGALRM, on_tick, &g.old_alarm);
+  // After every handler registered so far (the firmware's destructors
+  // included): it runs first.
+  on_exit(on_program_exit, nullptr);
 
   // Ticks often enough to see a hang within a quarter of the watchdog's
   // period, and to escalate a stop request after kGrace.

@@ -38,6 +38,7 @@ const char* RunResult::status_name(Status s) {
     case Status::kCrashed: return "crashed";
     case Status::kHung: return "hung";
     case Status::kInterrupted: return "interrupted";
+    case Status::kExited: return "exited";
   }
   return "?";
 }
@@ -51,6 +52,7 @@ int RunResult::exit_code() const {
     case Status::kCrashed: return 7;
     case Status::kHung: return 8;
     case Status::kInterrupted: return 130;  // as a shell reports a process ended by SIGINT
+    case Status::kExited: return 9;
   }
   return 1;
 }
@@ -191,11 +193,13 @@ bool Platform::simulate_contained(Containment& guard, RunResult& r,
 // hang, then an interruption.
 void Platform::containment_outcome(RunResult& r, const Containment& guard) const {
   using Kind = CpuCore::StopKind;
-  for (Kind kind : {Kind::kCrashed, Kind::kHung}) {
+  for (Kind kind : {Kind::kCrashed, Kind::kHung, Kind::kExited}) {
     for (unsigned i = 0; i < cpus_->size(); ++i) {
       const CpuCore& c = cpus_->core(i);
       if (c.fault().kind != kind) continue;
-      r.status = kind == Kind::kCrashed ? RunResult::Status::kCrashed : RunResult::Status::kHung;
+      r.status = kind == Kind::kCrashed ? RunResult::Status::kCrashed
+                 : kind == Kind::kHung  ? RunResult::Status::kHung
+                                        : RunResult::Status::kExited;
       r.message = "cpu" + std::to_string(i) + " (" + c.label() + "): " + c.failure();
       return;
     }
@@ -206,6 +210,9 @@ void Platform::containment_outcome(RunResult& r, const Containment& guard) const
       r.status = RunResult::Status::kCrashed;
       r.message = fmt::format("crashed outside every core's program (a device model or the simulator): {} at {:#x} {}",
                               strsignal(f.signo), f.addr, when);
+    } else if (kind == Kind::kExited) {
+      r.status = RunResult::Status::kExited;
+      r.message = fmt::format("exit({}) called outside every core's program (a device model?) {}", f.signo, when);
     } else {
       r.status = RunResult::Status::kHung;
       r.message = fmt::format("hung: simulated time stood still for {} s of wall time with no core's program "

@@ -51,7 +51,7 @@ struct CoreOutcome {
 };
 
 struct RunResult {
-  enum class Status { kCompleted, kAppFailed, kTimeLimit, kDeadlock, kCrashed, kHung, kInterrupted };
+  enum class Status { kCompleted, kAppFailed, kTimeLimit, kDeadlock, kCrashed, kHung, kInterrupted, kExited };
   Status status = Status::kCompleted;
   std::string message;
   double sim_ns = 0;

@@ -153,6 +153,11 @@ std::string CpuCore::describe_fault() const {
   if (f.kind == StopKind::kHung)
     return std::string("hung: never yielded to the simulator (no HAL call advanced simulated time) for the "
                        "watchdog's period; stopped ") + when;
+  if (f.kind == StopKind::kExited)
+    return "called exit(" + std::to_string(f.signo) + ") " + when +
+           ": a program ends by returning from its main function, not by ending the simulator's process";
+  if (f.signo == SIGABRT)
+    return std::string("crashed: SIGABRT (abort(), e.g. a failed assert) ") + when;
   const bool data = f.signo == SIGSEGV || f.signo == SIGBUS;
   const char* what = f.signo == SIGSEGV ? "SIGSEGV (invalid memory access)"
                      : f.signo == SIGBUS ? "SIGBUS (bus error)"

@@ -189,7 +189,8 @@ class CpuCore : public sc_core::sc_module {
   // and escape()s, a siglongjmp back into run() on this core's own stack, so
   // the core ends like a failed program and the simulation winds down
   // normally. Everything marked async-signal-safe only reads plain members.
-  enum class StopKind : int { kNone = 0, kCrashed, kHung, kInterrupted };
+  // kExited: the program called exit() (signo holds its status).
+  enum class StopKind : int { kNone = 0, kCrashed, kHung, kInterrupted, kExited };
   struct Fault {
     StopKind kind = StopKind::kNone;
     int signo = 0;          // the host signal (SIGSEGV, SIGALRM for the watchdog, SIGINT ...)

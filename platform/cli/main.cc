@@ -5,8 +5,8 @@
 // Exit codes: 0 success, 1 internal error, 2 bad input (command line, config,
 // firmware, output directory), 3 an app failed (sweep: a point failed),
 // 4 time limit, 5 deadlock, 6 --strict found problems, 7 a program crashed,
-// 8 hung (the watchdog fired), 130 interrupted (SIGINT, SIGTERM, SIGHUP or
-// SIGQUIT; sweep too).
+// 8 hung (the watchdog fired), 9 a program called exit(), 130 interrupted
+// (SIGINT, SIGTERM, SIGHUP or SIGQUIT; sweep too).
 #include <csignal>
 #include <cstdlib>
 #include <exception>

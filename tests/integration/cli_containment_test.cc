@@ -250,6 +250,37 @@ TEST(CliContainment, SigintStopsASweepAndItsChildren) {
   EXPECT_TRUE(has_row(csv, {"c,not-run"})) << csv;
 }
 
+// abort() (a failed assert) is a crash, named; exit() ends the program's core
+// with its own status, not the simulator with the firmware's code.
+TEST(CliContainment, AbortIsACrashAndExitEndsOnlyTheCore) {
+  const fs::path d = temp_dir("abort-exit");
+  const Cmd a = sh(crash_run(d, R"("mode": "abort", "rank": 1)"));
+  EXPECT_EQ(a.exit_code, 7) << a.out;
+  expect_outputs(d / "out", a, "crashed");
+  std::string msg = read_json(d / "out" / "stats.json")["run"]["message"];
+  EXPECT_NE(msg.find("cpu1 (crash_firmware): crashed: SIGABRT (abort(), e.g. a failed assert)"), std::string::npos) << msg;
+  const Cmd e = sh(crash_run(d, R"("mode": "exit", "rank": 1)"));
+  EXPECT_EQ(e.exit_code, 9) << e.out;
+  expect_outputs(d / "out", e, "exited");
+  msg = read_json(d / "out" / "stats.json")["run"]["message"];
+  EXPECT_NE(msg.find("cpu1 (crash_firmware): called exit(3) at"), std::string::npos) << msg;
+}
+
+// A firmware whose constructors crash, abort or exit while it is loaded is
+// a bad image: exit 2, saying what it did, and nothing run.
+TEST(CliContainment, AFirmwareThatMisbehavesWhileLoadingIsRefused) {
+  const fs::path d = temp_dir("load-time");
+  for (const auto& [mode, said] : std::vector<std::pair<std::string, std::string>>{
+           {"segv", "crashed while loading (in its constructors): Segmentation fault"},
+           {"abort", "crashed while loading (in its constructors): Aborted"},
+           {"exit", "called exit(4) while loading (in its constructors)"}}) {
+    const Cmd r = shell("CRASH_FIRMWARE_AT_LOAD=" + mode + " " + std::string(SMMU_VP_CLI) + " " +
+                        crash_run(d, R"("mode": "none")") + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << mode << ": " << r.out;
+    EXPECT_NE(r.out.find(said), std::string::npos) << mode << ": " << r.out;
+  }
+}
+
 // A dropped ssh connection (SIGHUP) and Ctrl-\ (SIGQUIT) end a run as
 // Ctrl-C does: interrupted, with its results.
 TEST(CliContainment, SighupStopsARunWithItsResults) {
