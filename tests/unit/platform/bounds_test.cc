@@ -5,23 +5,15 @@
 
 #include <gtest/gtest.h>
 
-#include "hal/hal.h"
+#include "test_apps.h"
 
 namespace smmu_vp {
 namespace {
 
-int noop_main(void) { return 0; }
-const hal_app kFio = {"fio", "", noop_main, nullptr};
-const hal_app kOther = {"other", "", noop_main, nullptr};
-const hal_app kNetRx = {"net_rx", "", noop_main, nullptr};
-
-config::AppAssignment assign(const hal_app* app, std::vector<unsigned> cores) {
-  config::AppAssignment a;
-  a.app = app;
-  a.name = app->name;
-  a.cores = std::move(cores);
-  return a;
-}
+using test::assign;
+using test::kFio;
+using test::kNetRx;
+using test::kOther;
 
 config::RunConfig platform_with_two_drives_and_tbus() {
   config::RunConfig cfg;
