@@ -4,15 +4,11 @@
 // parser.
 #include "cli/run_cmd.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -31,6 +27,7 @@
 #include "dmatrace/dma_trace_recorder.h"
 #include "firmware_loader.h"
 #include "hal/hal.h"
+#include "output/output_lock.h"
 #include "output/summary.h"
 #include "output/trace_writer.h"
 #include "platform.h"
@@ -149,44 +146,6 @@ int load(const RunArgs& a, std::unique_ptr<FirmwareImage>& fw, config::RunConfig
   }
   return 0;
 }
-
-// The output directory, held for this run alone: a lock file that a second
-// run with the same --out finds taken (flock: released whenever the process
-// ends, however it ends). -1 and said on stderr when it cannot be had.
-class OutputLock {
- public:
-  explicit OutputLock(const std::filesystem::path& dir) {
-    const std::string path = (dir / ".smmu-vp.lock").string();
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd_ < 0) {
-      error_ = "cannot open " + path + ": " + std::strerror(errno);
-      return;
-    }
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      char owner[32] = {};
-      const ssize_t n = ::pread(fd_, owner, sizeof owner - 1, 0);
-      error_ = "output directory '" + dir.string() + "' is in use by another run" +
-               (n > 0 ? std::string(" (pid ") + std::string(owner, static_cast<size_t>(n)) + ")" : std::string()) +
-               ": wait for it, or give another --out";
-      ::close(fd_);
-      fd_ = -1;
-      return;
-    }
-    const std::string pid = std::to_string(getpid());
-    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {}  // who holds it: a courtesy
-  }
-  ~OutputLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  OutputLock(const OutputLock&) = delete;
-  OutputLock& operator=(const OutputLock&) = delete;
-  bool held() const { return fd_ >= 0; }
-  const std::string& error() const { return error_; }
-
- private:
-  int fd_ = -1;
-  std::string error_;
-};
 
 // A sweep's point dies with its sweep (cli/sweep_runner.h, kParentPidEnv):
 // the kernel sends it SIGTERM, which ends the run as interrupted, with its

@@ -15,6 +15,7 @@
 #include "config/default_costs.h"
 #include "config/platform_params.h"
 #include "config/profile.h"
+#include "config/smmu_topology.h"
 #include "cpu/interrupt_controller.h"
 #include "memory/address_map.h"
 
@@ -115,9 +116,6 @@ std::string dir_of(const std::string& path) {
 
 unsigned u(const json& v) { return static_cast<unsigned>(v.get<uint64_t>()); }
 
-// Where instance i of the SMMU is configured, for errors.
-std::string smmu_path(unsigned i) { return i == 0 ? "/platform/smmu" : "/platform/smmus/" + std::to_string(i - 1); }
-
 void check_address_map(const RunConfig& rc) {
   AddressMap map;
   auto add = [&](const std::string& name, uint64_t base, uint64_t size, const std::string& path) {
@@ -175,31 +173,6 @@ void check_interrupt_lines(const RunConfig& rc) {
   for (const auto& d : rc.devices)
     for (unsigned i = 0; i < d.irq_lines; ++i)
       claim(d.irq + i, d.name, "/platform/devices/" + d.name + "/irq");
-}
-
-// Instance i's interrupt lines exist.
-void check_smmu_lines(const RunConfig& rc, unsigned i) {
-  const smmu::SmmuConfig& c = rc.smmu_config(i);
-  const std::pair<const char*, unsigned> lines[] = {
-      {"eventq_irq", c.eventq_irq}, {"gerror_irq", c.gerror_irq}, {"sync_irq", c.sync_irq}};
-  for (const auto& [line, n] : lines)
-    if (n >= rc.intc.lines)
-      throw ConfigError(smmu_path(i) + "/" + line, "line " + std::to_string(n) + " does not exist (intc.lines = " +
-                                                      std::to_string(rc.intc.lines) + ")");
-}
-
-// The checks of platform.smmu that no single parameter's range expresses.
-void check_smmu(const RunConfig& rc) {
-  const std::string p = "/platform/smmu";
-  const smmu::SmmuConfig& c = rc.smmu;
-  const std::vector<std::string> problems = c.features.validate();
-  if (!problems.empty()) throw ConfigError(p + "/features", "not a valid SMMU: " + problems.front());
-  check_smmu_lines(rc, 0);
-  const smmu::TranslatorConfig& t = c.translation;
-  if (t.tlb.entries % t.tlb.ways != 0)
-    throw ConfigError(p + "/tlb/ways", "entries (" + std::to_string(t.tlb.entries) + ") must be a multiple of ways");
-  if (t.walk_cache.entries % t.walk_cache.ways != 0)
-    throw ConfigError(p + "/walk_cache/ways", "entries must be a multiple of ways");
 }
 
 }  // namespace
@@ -327,35 +300,6 @@ void read_dram(const json& dram, RunConfig& rc) {
     throw ConfigError("/platform/dram/size", "DRAM wraps past the top of the address space");
 }
 
-// platform.smmus: copies of platform.smmu with their own name, registers and
-// lines; which devices sit behind each is resolved with the devices.
-void read_more_smmus(const json& list, RunConfig& rc) {
-  if (!list.empty() && !rc.has_smmu)
-    throw ConfigError("/platform/smmus", "more SMMU instances need platform.smmu, which they copy");
-  std::set<std::string> names = {"smmu"};
-  for (size_t k = 0; k < list.size(); ++k) {
-    const json& e = list[k];
-    RunConfig::SmmuInstance inst;
-    inst.name = e["name"];
-    const std::string at = "/platform/smmus/" + std::to_string(k);
-    if (inst.name.empty() || inst.name.find_first_of(". ") != std::string::npos)
-      throw ConfigError(at + "/name", "an SMMU instance needs a name without dots or spaces");
-    if (inst.name == "dram" || inst.name == "intc" || inst.name == "cpus" || inst.name == "router" ||
-        inst.name == "sw" || inst.name == "run")
-      throw ConfigError(at + "/name", "\"" + inst.name + "\" is reserved for a platform component");
-    if (!names.insert(inst.name).second)
-      throw ConfigError(at + "/name", "SMMU \"" + inst.name + "\" is named twice");
-    inst.config = rc.smmu;
-    inst.config.base = e["base"];
-    inst.config.eventq_irq = u(e["eventq_irq"]);
-    inst.config.gerror_irq = u(e["gerror_irq"]);
-    inst.config.sync_irq = u(e["sync_irq"]);
-    inst.masters = e["masters"].get<std::vector<std::string>>();
-    rc.more_smmus.push_back(std::move(inst));
-    check_smmu_lines(rc, static_cast<unsigned>(k + 1));
-  }
-}
-
 // platform.*, but for the devices: intc before the SMMU, whose lines it checks.
 void read_platform(RunConfig& rc) {
   const json& pl = rc.resolved["platform"];
@@ -392,91 +336,6 @@ DeviceConfig read_device(const std::string& name, const json& d, const std::stri
     throw ConfigError(path + "/irq", "lines " + std::to_string(dc.irq) + ".." + std::to_string(dc.irq + dc.irq_lines - 1) +
                                          " do not exist (intc.lines = " + std::to_string(intc_lines) + ")");
   return dc;
-}
-
-// Which SMMU instance each device's master port sits behind: the instance of
-// platform.smmus that names it, else platform.smmu.
-void resolve_device_smmus(RunConfig& rc) {
-  if (!rc.has_smmu) return;
-  rc.device_smmu.assign(rc.devices.size(), 0);
-  for (size_t k = 0; k < rc.more_smmus.size(); ++k) {
-    const RunConfig::SmmuInstance& inst = rc.more_smmus[k];
-    const std::string at = "/platform/smmus/" + std::to_string(k);
-    for (const DeviceConfig& d : rc.devices)
-      if (d.name == inst.name) throw ConfigError(at + "/name", "\"" + inst.name + "\" is also a device's name");
-    for (size_t m = 0; m < inst.masters.size(); ++m) {
-      const std::string& dev = inst.masters[m];
-      const auto it = std::find_if(rc.devices.begin(), rc.devices.end(), [&](const DeviceConfig& c) { return c.name == dev; });
-      if (it == rc.devices.end())
-        throw ConfigError(at + "/masters/" + std::to_string(m), "no device named \"" + dev + "\" in platform.devices");
-      unsigned& owner = rc.device_smmu[static_cast<size_t>(it - rc.devices.begin())];
-      if (owner != 0)
-        throw ConfigError(at + "/masters/" + std::to_string(m),
-                          "device \"" + dev + "\" is already behind SMMU \"" + rc.smmu_name(owner) + "\"");
-      owner = static_cast<unsigned>(k + 1);
-    }
-  }
-}
-
-// A distributed SMMU's TBUs (platform.smmu.tbus), shared out among the SMMU
-// instances: a TBU belongs to the instance its devices sit behind (one
-// without devices to platform.smmu). Then each instance maps its master
-// ports (its devices, in platform order) to its TBUs; every device is in
-// exactly one TBU.
-void resolve_tbus(RunConfig& rc) {
-  const smmu::TranslatorConfig& t = rc.smmu.translation;
-  const smmu::DistributedConfig& d = t.distributed;
-  if (!d.enabled()) return;
-  const std::string p = "/platform/smmu/tbus";
-  if (t.micro_tlb_entries)
-    throw ConfigError("/platform/smmu/micro_tlb/entries", "with tbus, micro-TLBs are the TBUs' (tbu.micro_tlb_entries); set this to 0");
-  if (d.tbu.tlb.entries % d.tbu.tlb.ways != 0)
-    throw ConfigError("/platform/smmu/tbu/tlb/ways", "entries (" + std::to_string(d.tbu.tlb.entries) + ") must be a multiple of ways");
-  if (rc.smmu.stale_check) throw ConfigError("/platform/smmu/stale_check", "is not available with tbus (a TBU's hits are not checked)");
-  constexpr unsigned kNone = ~0u;
-  const std::vector<smmu::TbuSpec> all = d.tbus;
-  std::vector<unsigned> device_tbu(rc.devices.size(), kNone), tbu_smmu(all.size(), 0);
-  std::map<std::string, unsigned> names;
-  for (unsigned i = 0; i < all.size(); ++i) {
-    const smmu::TbuSpec& tbu = all[i];
-    const std::string at = p + "/" + std::to_string(i);
-    if (tbu.name.empty() || tbu.name.find_first_of(". ") != std::string::npos)
-      throw ConfigError(at + "/name", "a TBU needs a name without dots or spaces");
-    if (!names.emplace(tbu.name, i).second) throw ConfigError(at + "/name", "TBU \"" + tbu.name + "\" is named twice");
-    for (unsigned m = 0; m < tbu.masters.size(); ++m) {
-      const std::string& dev = tbu.masters[m];
-      const auto it = std::find_if(rc.devices.begin(), rc.devices.end(), [&](const DeviceConfig& c) { return c.name == dev; });
-      if (it == rc.devices.end())
-        throw ConfigError(at + "/masters/" + std::to_string(m), "no device named \"" + dev + "\" in platform.devices");
-      const size_t di = static_cast<size_t>(it - rc.devices.begin());
-      if (device_tbu[di] != kNone)
-        throw ConfigError(at + "/masters/" + std::to_string(m),
-                          "device \"" + dev + "\" is already behind TBU \"" + all[device_tbu[di]].name + "\"");
-      device_tbu[di] = i;
-      if (m > 0 && rc.device_smmu[di] != tbu_smmu[i])
-        throw ConfigError(at + "/masters/" + std::to_string(m),
-                          "device \"" + dev + "\" sits behind SMMU \"" + rc.smmu_name(rc.device_smmu[di]) +
-                              "\", the TBU's other devices behind \"" + rc.smmu_name(tbu_smmu[i]) +
-                              "\": a TBU serves one SMMU instance");
-      tbu_smmu[i] = rc.device_smmu[di];
-    }
-  }
-  for (size_t i = 0; i < rc.devices.size(); ++i)
-    if (device_tbu[i] == kNone)
-      throw ConfigError(p, "device \"" + rc.devices[i].name + "\" is behind no TBU: name it in one TBU's masters");
-  for (unsigned k = 0; k < rc.smmu_count(); ++k) {
-    smmu::DistributedConfig& dk = (k == 0 ? rc.smmu : rc.more_smmus[k - 1].config).translation.distributed;
-    std::vector<unsigned> local(all.size(), kNone);  // TBU index -> index among instance k's
-    dk.tbus.clear();
-    for (unsigned i = 0; i < all.size(); ++i)
-      if (tbu_smmu[i] == k) {
-        local[i] = static_cast<unsigned>(dk.tbus.size());
-        dk.tbus.push_back(all[i]);
-      }
-    dk.port_tbu.clear();
-    for (size_t i = 0; i < rc.devices.size(); ++i)
-      if (rc.device_smmu[i] == k) dk.port_tbu.push_back(local[device_tbu[i]]);
-  }
 }
 
 // Devices that name no interrupt line get the lowest free block of their
