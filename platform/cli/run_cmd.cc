@@ -112,6 +112,9 @@ void place_firmware(config::RunConfig& cfg, const hal_app* firmware) {
   if (placed) return;
   config::AppAssignment as;
   as.app = firmware;
+  as.name = firmware->name;  // its results under sw.<name>.
+  for (const auto& other : cfg.apps)
+    if (other.name == as.name) as.name += "_firmware";  // a built-in app's name: kept apart
   for (unsigned c = 0; c < cfg.cpu.count; ++c)
     if (!used[c]) as.cores.push_back(c);
   for (const hal_param_decl* p = as.app->params; p && p->name; ++p) as.params[p->name] = p->default_value;

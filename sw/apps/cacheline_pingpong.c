@@ -7,7 +7,7 @@
  * take part is the scenario's choice, so that a sweep over core pairs shows
  * the cost within a cluster, across clusters and across dies.
  */
-#include "apps/apps.h"
+#include "apps/app_instance.h"
 #include "hal/hal.h"
 
 static volatile uint32_t line_word __attribute__((aligned(64)));

@@ -14,7 +14,7 @@
  * verifies each clean frame's first and last lines against the sensor's
  * pattern (host time only; a mismatch makes the app return 2).
  */
-#include "apps/apps.h"
+#include "apps/app_instance.h"
 #include "apps/iommu_setup.h"
 #include "drivers/camera/camera.h"
 #include "hal/hal.h"

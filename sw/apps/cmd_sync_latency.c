@@ -5,7 +5,7 @@
  * Song measured on the Hi1620 (docs/figures.json, lkml_cmd_sync_local).
  * Reports sync_ns (a histogram) and its mean as sync_mean_ns.
  */
-#include "apps/apps.h"
+#include "apps/app_instance.h"
 #include "apps/smmu_policy_params.h"
 #include "drivers/smmu/arm_smmu.h"
 #include "hal/hal.h"

@@ -4,7 +4,7 @@
  * times and waiting for each completion in WFI. After every completion it
  * updates shared bookkeeping under the shared lock, then checks the data.
  */
-#include "apps/apps.h"
+#include "apps/app_instance.h"
 #include "apps/shared_lock.h"
 #include "dma/dma_registers.h"
 #include "drivers/dma/dma_engine.h"

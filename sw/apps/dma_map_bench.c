@@ -12,7 +12,7 @@
  * map_unmap_per_s_total, the latency of each map and each unmap (map_ns,
  * unmap_ns histograms) and the DMA layer's and SMMU's counters.
  */
-#include "apps/apps.h"
+#include "apps/app_instance.h"
 #include "apps/app_window.h"
 #include "apps/iommu_setup.h"
 #include "hal/hal.h"

@@ -26,7 +26,7 @@
  * r % N. The queue's command identifiers pass between the two cores as
  * plain memory: the tag traffic of Linux's blk-mq is not charged.
  */
-#include "apps/apps.h"
+#include "apps/app_instance.h"
 #include "apps/app_window.h"
 #include "apps/iommu_setup.h"
 #include "drivers/nvme/nvme.h"

@@ -28,7 +28,7 @@
  * on a fresh domain, and logs a table with the seed's figures beside the
  * measured ones. Stats go under sw.iova_bench.<policy>.<name>.
  */
-#include "apps/apps.h"
+#include "apps/app_instance.h"
 #include "hal/hal.h"
 #include "iommu/iova.h"
 #include "lib/string.h"

@@ -10,7 +10,7 @@
  * size is mapped at a 1 GiB-aligned IOVA, so 2M and larger lists cover whole
  * level-2 tables, whose removal is the "partial walk" flush of seed 000.
  */
-#include "apps/apps.h"
+#include "apps/app_instance.h"
 #include "apps/smmu_policy_params.h"
 #include "drivers/smmu/arm_smmu.h"
 #include "hal/hal.h"

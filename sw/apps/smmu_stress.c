@@ -6,7 +6,7 @@
  * sees it, the commands and SYNCs issued and the share of SYNCs elided.
  * Core 0 (the lowest core of the app) brings the SMMU up first.
  */
-#include "apps/apps.h"
+#include "apps/app_instance.h"
 #include "apps/smmu_policy_params.h"
 #include "drivers/smmu/arm_smmu.h"
 #include "hal/hal.h"

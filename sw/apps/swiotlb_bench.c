@@ -33,7 +33,7 @@
  * only after reaping a completion. Core k maps nothing and is not counted in
  * the rate.
  */
-#include "apps/apps.h"
+#include "apps/app_instance.h"
 #include "hal/hal.h"
 #include "iommu/swiotlb.h"
 #include "lib/string.h"

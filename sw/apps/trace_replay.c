@@ -20,7 +20,7 @@
  * (skipped_unmatched, map_failures, waits_for_device, ...), and the SMMU and
  * domain counters of iommu_setup_report.
  */
-#include "apps/apps.h"
+#include "apps/app_instance.h"
 #include "apps/iommu_setup.h"
 #include "hal/hal.h"
 #include "iommu/dma_iommu.h"
