@@ -194,6 +194,7 @@ unsigned hal_cpu_count(void) { return st().cpu_count; }
 // Unit tests run one app instance: every core of the host HAL is the app's.
 unsigned hal_app_cores(void) { return st().cpu_count; }
 unsigned hal_app_rank(void) { return st().cpu; }
+unsigned hal_app_instance(void) { return 0; }
 uint64_t hal_now_ns(void) { return st().cycles; }
 uint64_t hal_now_ps(void) { return st().cycles * 1000; }
 uint64_t hal_clock_ps(void) { return st().cycles * 1000; }
@@ -277,6 +278,8 @@ void hal_irq_restore(unsigned) {}
 
 struct hal_region hal_dram(void) { return {kDramBase, kDramSize}; }
 struct hal_region hal_smmu(void) { return {0, 0}; }
+unsigned hal_smmu_count(void) { return 0; }
+struct hal_region hal_smmu_get(unsigned) { return {0, 0}; }
 phys_addr_t hal_msi_doorbell(void) { return 0; }
 unsigned hal_device_count(void) { return 0; }
 int hal_device_get(unsigned, struct hal_device_info*) { return -1; }
