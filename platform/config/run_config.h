@@ -73,6 +73,7 @@ struct RunConfig {
   unsigned smmu_count() const { return has_smmu ? 1u + static_cast<unsigned>(more_smmus.size()) : 0u; }
   // Instance i: 0 is platform.smmu ("smmu"), then platform.smmus in order.
   const smmu::SmmuConfig& smmu_config(unsigned i) const { return i == 0 ? smmu : more_smmus[i - 1].config; }
+  smmu::SmmuConfig& smmu_config(unsigned i) { return i == 0 ? smmu : more_smmus[i - 1].config; }
   std::string smmu_name(unsigned i) const { return i == 0 ? "smmu" : more_smmus[i - 1].name; }
   // scenario
   std::string name, description;

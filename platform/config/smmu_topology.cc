@@ -143,7 +143,7 @@ void resolve_tbus(RunConfig& rc) {
     if (device_tbu[i] == kNone)
       throw ConfigError(p, "device \"" + rc.devices[i].name + "\" is behind no TBU: name it in one TBU's masters");
   for (unsigned k = 0; k < rc.smmu_count(); ++k) {
-    smmu::DistributedConfig& dk = (k == 0 ? rc.smmu : rc.more_smmus[k - 1].config).translation.distributed;
+    smmu::DistributedConfig& dk = rc.smmu_config(k).translation.distributed;
     std::vector<unsigned> local(all.size(), kNone);  // TBU index -> index among instance k's
     dk.tbus.clear();
     for (unsigned i = 0; i < all.size(); ++i)
