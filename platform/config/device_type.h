@@ -38,6 +38,9 @@ struct DeviceConfig {
     return params.contains(key) && params[key].is_number() ? params[key].get<double>() : 0.0;
   }
   std::string base_dir;    // where relative file paths in params start: the scenario file's directory
+  // The platform's DMA region (platform.dram.dma_region.size): what a device
+  // loads into DRAM for its driver (a trace's image) must fit in it.
+  uint64_t dma_region_bytes = 0;
   // What layout() read for create() (e.g. a trace file: read once, and while
   // the configuration is checked), shared by copies.
   std::shared_ptr<const void> prepared;

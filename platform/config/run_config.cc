@@ -316,9 +316,9 @@ void read_platform(RunConfig& rc) {
   read_more_smmus(pl["smmus"], rc);
 }
 
-// One platform.devices entry, laid out by its type; `intc_lines` bounds its
-// interrupt lines.
-DeviceConfig read_device(const std::string& name, const json& d, const std::string& base_dir, unsigned intc_lines) {
+// One platform.devices entry, laid out by its type; the platform read so
+// far bounds its interrupt lines and what it loads into DRAM.
+DeviceConfig read_device(const std::string& name, const json& d, const std::string& base_dir, const RunConfig& rc) {
   const std::string path = "/platform/devices/" + name;
   DeviceConfig dc;
   dc.name = name;
@@ -331,7 +331,9 @@ DeviceConfig read_device(const std::string& name, const json& d, const std::stri
     throw ConfigError(path, "name is reserved for a platform component");
   dc.params = d;
   dc.base_dir = base_dir;
+  dc.dma_region_bytes = rc.dram.dma_region.size;
   find_device_type(dc.type)->layout(dc);  // validation accepted only registered types
+  const unsigned intc_lines = rc.intc.lines;
   if (dc.irq_given && dc.irq + dc.irq_lines > intc_lines)
     throw ConfigError(path + "/irq", "lines " + std::to_string(dc.irq) + ".." + std::to_string(dc.irq + dc.irq_lines - 1) +
                                          " do not exist (intc.lines = " + std::to_string(intc_lines) + ")");
@@ -377,7 +379,7 @@ void assign_interrupt_lines(RunConfig& rc) {
 void read_devices(RunConfig& rc, const std::string& base_dir) {
   const json& devices = rc.resolved["platform"]["devices"];
   for (auto it = devices.begin(); it != devices.end(); ++it)
-    rc.devices.push_back(read_device(it.key(), it.value(), base_dir, rc.intc.lines));
+    rc.devices.push_back(read_device(it.key(), it.value(), base_dir, rc));
   check_address_map(rc);
   assign_interrupt_lines(rc);
   check_interrupt_lines(rc);

@@ -2,10 +2,10 @@
 // platform device. Its trace file is read and turned into the image while
 // the configuration is checked (layout), so that a missing or malformed
 // trace is a configuration error naming the file and line (exit 2).
+#include <filesystem>
 #include <memory>
 #include <string>
-#include <utility>
-#include <vector>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -57,29 +57,38 @@ std::string resolve(const std::string& path, const std::string& base_dir) {
 }
 
 // Reads the trace and builds its image; problems are configuration errors.
+// The records go into the image as they are read, so the load holds the
+// image and little more; an image that outgrows the DMA region it must be
+// loaded into is refused while it is read (a decompression bomb stops there).
 std::shared_ptr<const TraceImage> load_trace(const DeviceConfig& d, const TracePlayerParams& p) {
   const std::string where = "/platform/devices/" + d.name + "/trace";
   const std::string file = resolve(p.trace, d.base_dir);
-  std::vector<dmatrace::Record> records;
-  std::vector<uint64_t> lines;  // of each record, for the image builder's errors
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(file, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw config::ConfigError(where, file + ": not a regular file (a FIFO, device or directory is not read)");
+  const uint32_t sid = p.default_sid == kOwnSid ? d.stream_id : p.default_sid;
+  TraceImageBuilder image(sid);
   try {
     dmatrace::TraceReader reader(file);
     dmatrace::Record r;
     while (reader.next(r)) {
-      records.push_back(std::move(r));
-      lines.push_back(reader.line());
-      r = dmatrace::Record();
+      try {
+        image.add(r);
+      } catch (const TraceImageError& e) {
+        throw config::ConfigError(where, file + ":" + std::to_string(reader.line()) + ": " + e.what());
+      }
+      if (d.dma_region_bytes && image.image_bytes() > d.dma_region_bytes)
+        throw config::ConfigError(
+            where, fmt::format("{}:{}: here the trace's image outgrows the {} DMA region it is loaded into (64 bytes "
+                               "per record, 16 per map_sg segment): raise platform.dram.dma_region.size (and "
+                               "dram.size) or replay a shorter trace",
+                               file, reader.line(), human_bytes(static_cast<double>(d.dma_region_bytes))));
     }
   } catch (const dmatrace::TraceError& e) {
     throw config::ConfigError(where, e.what());  // "file:line: what"
   }
-  const uint32_t sid = p.default_sid == kOwnSid ? d.stream_id : p.default_sid;
-  try {
-    return std::make_shared<const TraceImage>(build_trace_image(std::move(records), sid));
-  } catch (const TraceImageError& e) {
-    const uint64_t line = e.record() < lines.size() ? lines[e.record()] : 0;
-    throw config::ConfigError(where, file + ":" + std::to_string(line) + ": " + e.what());
-  }
+  return std::make_shared<const TraceImage>(image.finish());
 }
 
 uint64_t count(const StatsRegistry& s, const std::string& path) {

@@ -45,115 +45,176 @@ bool is_unmapping(Op op) {
   return op == Op::kUnmap || op == Op::kUnmapSg || op == Op::kFree || op == Op::kIommuUnmap;
 }
 
-}  // namespace
+// Gives each record, in time order, its slot: mappings open one, users
+// (unmap, sync, free, access, fault) find theirs in the live mappings of
+// their StreamID. Counts what it cannot resolve into the image.
+class SlotResolver {
+ public:
+  SlotResolver(bool dma_api, TraceImage& img) : dma_api_(dma_api), img_(img) {}
 
-uint8_t tp_op_of(Op op) { return static_cast<uint8_t>(op); }
-
-TraceImage build_trace_image(std::vector<Record> records, uint32_t default_sid) {
-  TraceImage img;
-  // Order of the records kept (input indices), stably sorted by time.
-  std::vector<uint64_t> order;
-  order.reserve(records.size());
-  bool dma_api = false;
-  for (uint64_t i = 0; i < records.size(); ++i) {
-    const Record& r = records[i];
-    if (r.op == Op::kCommand) {
-      ++img.commands_dropped;
-      continue;
-    }
-    if (r.op == Op::kMapSg && r.segs.size() > kMaxSegsPerRecord)
-      throw TraceImageError(i, "map_sg has " + std::to_string(r.segs.size()) +
-                                   " segments; the image holds at most 65535 per record");
-    dma_api = dma_api || r.op == Op::kMap || r.op == Op::kMapSg || r.op == Op::kAlloc;
-    order.push_back(i);
-  }
-  if (order.size() > 0xfffffffeull) throw TraceImageError(0, "more records than the image can count");
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint64_t a, uint64_t b) { return records[a].time_ns < records[b].time_ns; });
-  if (dma_api) img.flags |= TP_IMAGE_HAS_DMA_API;
-
-  std::vector<tp_record> out(order.size());
-  std::vector<tp_segment> segs;
-  std::unordered_map<uint32_t, LiveMap> live;
-  std::vector<uint32_t> last_access_plus1;  // per slot
-  const uint64_t t0 = order.empty() ? 0 : records[order.front()].time_ns;
-
-  for (size_t k = 0; k < order.size(); ++k) {
-    const Record& r = records[order[k]];
-    tp_record& o = out[k];
-    std::memset(&o, 0, sizeof o);
-    o.time_ns = r.time_ns - t0;
-    o.iova = r.iova;
-    o.pa = r.pa;
-    o.size = r.size;
-    o.sid = r.sid == dmatrace::kNoSid ? default_sid : r.sid;
-    o.cpu = r.cpu < 0 ? TP_NO_CPU : r.cpu;
-    o.slot = TP_NO_SLOT;
-    o.op = tp_op_of(r.op);
-    o.dir = (r.op == Op::kAccess || r.op == Op::kFault) ? (r.write ? 1 : 0) : static_cast<uint8_t>(r.dir);
-    img.duration_ns = o.time_ns;
-
-    // unmap_sg's aux is its wait: the replay unmaps what the slot's map_sg
-    // mapped, so its own segments are not kept.
-    if (r.op == Op::kMapSg && !r.segs.empty()) {
-      if (segs.size() + r.segs.size() > 0xffffffffull)
-        throw TraceImageError(order[k], "more segments than the image can count");
-      o.aux = static_cast<uint32_t>(segs.size());
-      o.nsegs = static_cast<uint16_t>(r.segs.size());
-      for (const dmatrace::Segment& s : r.segs) segs.push_back({s.pa, s.len});
-    }
-    if (r.op == Op::kAttach) o.aux = r.asid;
-
+  void resolve(tp_record& o) {
+    const Op op = static_cast<Op>(o.op);
     // iommu_map/unmap under DMA-API mappings are not replayed (header comment).
-    const bool implied = dma_api && (r.op == Op::kIommuMap || r.op == Op::kIommuUnmap);
-    if (implied || r.op == Op::kAttach || r.op == Op::kDetach) continue;
-    LiveMap& m = live[o.sid];
-
-    if (is_mapping(r.op)) {
-      o.slot = img.slots++;
-      last_access_plus1.push_back(0);
-      if (r.iova == dmatrace::kNoAddr) continue;  // nothing can find it
-      const uint64_t end = end_of(r.iova, r.size);
-      auto it = m.upper_bound(r.iova);
-      if (it != m.begin() && std::prev(it)->second.end > r.iova) --it;
-      bool overlaps = false;
-      while (it != m.end() && it->first < end) {
-        it = m.erase(it);
-        overlaps = true;
-      }
-      if (overlaps) ++img.overlapping;
-      m.emplace(r.iova, Live{end, o.slot});
-      continue;
+    const bool implied = dma_api_ && (op == Op::kIommuMap || op == Op::kIommuUnmap);
+    if (implied || op == Op::kAttach || op == Op::kDetach) return;
+    LiveMap& m = live_[o.sid];
+    if (is_mapping(op)) {
+      open(m, o);
+      return;
     }
-
-    // A user of a mapping: unmap, sync, free, access or fault.
-    auto it = r.iova == dmatrace::kNoAddr ? m.end() : find_live(m, r.iova);
+    auto it = o.iova == dmatrace::kNoAddr ? m.end() : find_live(m, o.iova);
     if (it == m.end()) {
-      if (r.op == Op::kAccess) ++img.accesses_unmapped;
-      else if (r.op != Op::kFault) ++img.unmatched;
+      if (op == Op::kAccess) ++img_.accesses_unmapped;
+      else if (op != Op::kFault) ++img_.unmatched;
     } else {
       o.slot = it->second.slot;
-      o.offset = r.iova - it->first;
+      o.offset = o.iova - it->first;
     }
-    if (r.op == Op::kAccess) {
-      if (o.slot != TP_NO_SLOT) last_access_plus1[o.slot] = static_cast<uint32_t>(img.accesses.size()) + 1;
-      PlayerAccess a;
-      a.time_ns = o.time_ns;
-      a.sid = o.sid;
-      a.slot = o.slot;
-      a.offset = o.offset;
-      a.size = r.size;
-      a.write = r.write;
-      img.accesses.push_back(a);
-    }
-    if (is_unmapping(r.op) && it != m.end()) {
+    if (op == Op::kAccess) add_access(o);
+    if (is_unmapping(op) && it != m.end()) {
       // Not before the accesses to the mapping that came before it are done.
-      o.aux = last_access_plus1[o.slot];
+      o.aux = last_access_plus1_[o.slot];
       m.erase(it);
     }
   }
 
-  img.records = static_cast<uint32_t>(out.size());
+ private:
+  // A mapping: a new slot; a live mapping it overlaps stops being live.
+  void open(LiveMap& m, tp_record& o) {
+    o.slot = img_.slots++;
+    last_access_plus1_.push_back(0);
+    if (o.iova == dmatrace::kNoAddr) return;  // nothing can find it
+    const uint64_t end = end_of(o.iova, o.size);
+    auto it = m.upper_bound(o.iova);
+    if (it != m.begin() && std::prev(it)->second.end > o.iova) --it;
+    bool overlaps = false;
+    while (it != m.end() && it->first < end) {
+      it = m.erase(it);
+      overlaps = true;
+    }
+    if (overlaps) ++img_.overlapping;
+    m.emplace(o.iova, Live{end, o.slot});
+  }
+
+  void add_access(const tp_record& o) {
+    if (o.slot != TP_NO_SLOT) last_access_plus1_[o.slot] = static_cast<uint32_t>(img_.accesses.size()) + 1;
+    PlayerAccess a;
+    a.time_ns = o.time_ns;
+    a.sid = o.sid;
+    a.slot = o.slot;
+    a.offset = o.offset;
+    a.size = o.size;
+    a.write = o.dir != 0;
+    img_.accesses.push_back(a);
+  }
+
+  bool dma_api_;
+  TraceImage& img_;
+  std::unordered_map<uint32_t, LiveMap> live_;
+  std::vector<uint32_t> last_access_plus1_;  // per slot
+};
+
+}  // namespace
+
+uint8_t tp_op_of(Op op) { return static_cast<uint8_t>(op); }
+
+void TraceImageBuilder::add(const Record& r) {
+  const uint64_t index = added_++;
+  if (r.op == Op::kCommand) {
+    ++commands_dropped_;
+    return;
+  }
+  if (r.op == Op::kMapSg && r.segs.size() > kMaxSegsPerRecord)
+    throw TraceImageError(index, "map_sg has " + std::to_string(r.segs.size()) +
+                                     " segments; the image holds at most 65535 per record");
+  if (n_ >= 0xfffffffeull) throw TraceImageError(index, "more records than the image can count");
+  if (n_ && r.time_ns < rec(n_ - 1).time_ns) in_time_order_ = false;
+  dma_api_ = dma_api_ || r.op == Op::kMap || r.op == Op::kMapSg || r.op == Op::kAlloc;
+
+  if (n_ % kChunk == 0) chunks_.push_back(std::make_unique<tp_record[]>(kChunk));
+  tp_record& o = rec(n_++);
+  std::memset(&o, 0, sizeof o);
+  o.time_ns = r.time_ns;  // made relative to the first record in finish()
+  o.iova = r.iova;
+  o.pa = r.pa;
+  o.size = r.size;
+  o.sid = r.sid == dmatrace::kNoSid ? default_sid_ : r.sid;
+  o.cpu = r.cpu < 0 ? TP_NO_CPU : r.cpu;
+  o.slot = TP_NO_SLOT;
+  o.op = tp_op_of(r.op);
+  o.dir = (r.op == Op::kAccess || r.op == Op::kFault) ? (r.write ? 1 : 0) : static_cast<uint8_t>(r.dir);
+  // unmap_sg's aux is its wait: the replay unmaps what the slot's map_sg
+  // mapped, so its own segments are not kept.
+  if (r.op == Op::kMapSg && !r.segs.empty()) {
+    if (segs_.size() + r.segs.size() > 0xffffffffull)
+      throw TraceImageError(index, "more segments than the image can count");
+    o.aux = static_cast<uint32_t>(segs_.size());
+    o.nsegs = static_cast<uint16_t>(r.segs.size());
+    for (const dmatrace::Segment& sg : r.segs) segs_.push_back({sg.pa, sg.len});
+  }
+  if (r.op == Op::kAttach) o.aux = r.asid;
+  if (r.op == Op::kAccess) ++accesses_;
+}
+
+uint64_t TraceImageBuilder::image_bytes() const {
+  return sizeof(tp_image_header) + n_ * sizeof(tp_record) + segs_.size() * sizeof(tp_segment);
+}
+
+TraceImage TraceImageBuilder::finish() {
+  TraceImage img;
+  img.commands_dropped = commands_dropped_;
+  if (dma_api_) img.flags |= TP_IMAGE_HAS_DMA_API;
+  const size_t n = n_;
+
+  // The records in time order, stably: a file may be out of order. Most are
+  // not, and then no permutation is kept.
+  std::vector<uint32_t> order;
+  if (!in_time_order_) {
+    order.resize(n);
+    for (uint32_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return rec(a).time_ns < rec(b).time_ns; });
+  }
+  // Segments in the order of their records, as the image lays them out.
+  std::vector<tp_segment> segs;
+  if (order.empty()) {
+    segs.swap(segs_);
+  } else {
+    segs.reserve(segs_.size());
+    for (size_t k = 0; k < n; ++k) {
+      tp_record& o = rec(order[k]);
+      if (o.nsegs == 0) continue;
+      const uint32_t first = static_cast<uint32_t>(segs.size());
+      segs.insert(segs.end(), segs_.begin() + o.aux, segs_.begin() + o.aux + o.nsegs);
+      o.aux = first;
+    }
+    std::vector<tp_segment>().swap(segs_);
+  }
+
+  SlotResolver slots(dma_api_, img);
+  img.accesses.reserve(accesses_);
+  const uint64_t t0 = n ? rec(order.empty() ? 0 : order[0]).time_ns : 0;
+  const size_t rec_bytes = n * sizeof(tp_record);
+  const size_t seg_bytes = segs.size() * sizeof(tp_segment);
+  // Reserved, and filled as the records leave their chunks (a resize would
+  // touch every page while the chunks are all still held).
+  img.bytes.reserve(sizeof(tp_image_header) + rec_bytes + seg_bytes);
+  img.bytes.resize(sizeof(tp_image_header));
+  // In time order, each record leaves the builder once it is in the image,
+  // so the two are never held in full at once.
+  for (size_t k = 0; k < n; ++k) {
+    tp_record& o = rec(order.empty() ? k : order[k]);
+    o.time_ns -= t0;
+    img.duration_ns = o.time_ns;
+    slots.resolve(o);
+    const auto* p = reinterpret_cast<const uint8_t*>(&o);
+    img.bytes.insert(img.bytes.end(), p, p + sizeof o);
+    if (order.empty() && (k + 1) % kChunk == 0) chunks_[k / kChunk].reset();
+  }
+  chunks_.clear();
+  n_ = 0;
+
+  img.records = static_cast<uint32_t>(n);
   img.segments = static_cast<uint32_t>(segs.size());
   tp_image_header h;
   std::memset(&h, 0, sizeof h);
@@ -166,13 +227,16 @@ TraceImage build_trace_image(std::vector<Record> records, uint32_t default_sid) 
   h.duration_ns = img.duration_ns;
   h.unmatched = img.unmatched;
   h.overlapping = img.overlapping;
-  const size_t rec_bytes = out.size() * sizeof(tp_record);
-  const size_t seg_bytes = segs.size() * sizeof(tp_segment);
-  img.bytes.resize(sizeof h + rec_bytes + seg_bytes);
   std::memcpy(img.bytes.data(), &h, sizeof h);
-  if (rec_bytes) std::memcpy(img.bytes.data() + sizeof h, out.data(), rec_bytes);
-  if (seg_bytes) std::memcpy(img.bytes.data() + sizeof h + rec_bytes, segs.data(), seg_bytes);
+  const auto* sp = reinterpret_cast<const uint8_t*>(segs.data());
+  img.bytes.insert(img.bytes.end(), sp, sp + seg_bytes);
   return img;
+}
+
+TraceImage build_trace_image(const std::vector<Record>& records, uint32_t default_sid) {
+  TraceImageBuilder b(default_sid);
+  for (const Record& r : records) b.add(r);
+  return b.finish();
 }
 
 }  // namespace smmu_vp

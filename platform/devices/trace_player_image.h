@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -46,9 +47,42 @@ class TraceImageError : public std::runtime_error {
   uint64_t record_;
 };
 
-// Throws TraceImageError for a map_sg of more than 65535 segments,
-// or more records or segments than 32-bit counts hold. O(n log n).
-TraceImage build_trace_image(std::vector<dmatrace::Record> records, uint32_t default_sid);
+// Builds the image from records given one at a time, in file order, holding
+// only the image's own 64 bytes per record (and 16 per segment) until
+// finish(): a trace's load takes memory in proportion to its records, and a
+// caller can stop a trace whose image grows past a bound (image_bytes()).
+class TraceImageBuilder {
+ public:
+  explicit TraceImageBuilder(uint32_t default_sid) : default_sid_(default_sid) {}
+  // Throws TraceImageError (record(): the index of `r` in the input) for a
+  // map_sg of more than 65535 segments, or more records or segments than
+  // 32-bit counts hold.
+  void add(const dmatrace::Record& r);
+  // Bytes of the image of the records added so far.
+  uint64_t image_bytes() const;
+  // The image; the builder is empty afterwards. O(n log n) when the records
+  // were not in time order, O(n) when they were.
+  TraceImage finish();
+
+ private:
+  uint32_t default_sid_;
+  // The records in file order, times absolute and slots not yet resolved, in
+  // chunks of 1 MiB: no copy as they grow, and each chunk goes back to the
+  // system once finish() has moved its records into the image.
+  static constexpr size_t kChunk = 16384;
+  std::vector<std::unique_ptr<tp_record[]>> chunks_;
+  uint64_t n_ = 0;
+  tp_record& rec(uint64_t i) { return chunks_[i / kChunk][i % kChunk]; }
+  std::vector<tp_segment> segs_;  // map_sg segments, in file order
+  uint64_t added_ = 0;            // records given, SMMU commands included
+  uint64_t accesses_ = 0;         // device accesses among them
+  uint32_t commands_dropped_ = 0;
+  bool dma_api_ = false;
+  bool in_time_order_ = true;
+};
+
+// All at once (the tests' form).
+TraceImage build_trace_image(const std::vector<dmatrace::Record>& records, uint32_t default_sid);
 
 // The record's op in the image.
 uint8_t tp_op_of(dmatrace::Op op);

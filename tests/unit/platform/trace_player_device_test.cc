@@ -1,6 +1,7 @@
 // "type": "trace_player" in a platform's devices: the trace is read while the
 // configuration is checked, relative to the scenario's directory, and a
 // missing or malformed trace is a ConfigError naming the file and line.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -120,6 +121,45 @@ TEST_F(TracePlayerDevice, TooManySegmentsNamesTheLine) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("sg.trace:3: map_sg has 65536 segments"), std::string::npos) << e.what();
   }
+}
+
+// Issue 31: a FIFO as the trace blocked the configuration check forever.
+TEST_F(TracePlayerDevice, AFifoIsNotReadAsATrace) {
+  const std::string fifo = dir_ + "/fifo.trace";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    build({{"type", "trace_player"}, {"base", "0x10000000"}, {"irq", 40}, {"trace", "fifo.trace"}});
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "/platform/devices/tp0/trace");
+    EXPECT_NE(std::string(e.what()).find("fifo.trace: not a regular file"), std::string::npos) << e.what();
+  }
+}
+
+// Issue 31: a small gzip of many lines once took gigabytes to load. The
+// image must fit the DMA region it is loaded into, and the load stops at the
+// first record past it: a 64 KiB region holds the 64-byte header and 1023
+// records of 64 bytes.
+TEST_F(TracePlayerDevice, AnImageLargerThanTheDmaRegionIsRefusedWhileItIsRead) {
+  std::string text = "smmu-vp-trace 1 ns\n";
+  for (int i = 0; i < 5000; ++i) text += std::to_string(i) + " access sid=4 rw=r iova=0x10040 size=64\n";
+  write("big.trace", text);
+  json d = doc({{"type", "trace_player"}, {"base", "0x10000000"}, {"irq", 40}, {"trace", "big.trace"}});
+  d["platform"]["dram"]["dma_region"] = {{"size", 65536}};
+  try {
+    build_run_config(d, dir_, {}, {&kNoop});
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "/platform/devices/tp0/trace");
+    // Header line 1, records from line 2: the 1024th record is line 1025.
+    EXPECT_NE(std::string(e.what()).find("big.trace:1025: here the trace's image outgrows the 64.00 KiB DMA region"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("platform.dram.dma_region.size"), std::string::npos) << e.what();
+  }
+  d["platform"]["dram"]["dma_region"]["size"] = 1 << 20;
+  const RunConfig rc = build_run_config(d, dir_, {}, {&kNoop});
+  EXPECT_EQ(std::static_pointer_cast<const TraceImage>(rc.devices[0].prepared)->records, 5000u);
 }
 
 }  // namespace

@@ -268,6 +268,41 @@ TEST(TracePlayerImage, ScatterGatherSegments) {
   EXPECT_EQ(img.accesses[0].offset, 0x2000u);
 }
 
+// The builder keeps the segments in file order while it reads; a file out
+// of time order gets them in the order of their records, as the image lays
+// them out.
+TEST(TracePlayerImage, SegmentsFollowTheirRecordsIntoTimeOrder) {
+  Record late = rec(20, Op::kMapSg, 0x10000, 0x1000);
+  late.segs = {{0xa000'0000, 0x1000}};
+  Record early = rec(10, Op::kMapSg, 0x20000, 0x2000);
+  early.segs = {{0xb000'0000, 0x1000}, {0xb010'0000, 0x1000}};
+  const TraceImage img = build_trace_image({late, early}, 0);
+  ASSERT_EQ(img.segments, 3u);
+  EXPECT_EQ(record(img, 0).time_ns, 0u);
+  EXPECT_EQ(record(img, 0).aux, 0u);
+  EXPECT_EQ(record(img, 0).nsegs, 2u);
+  EXPECT_EQ(record(img, 1).aux, 2u);
+  EXPECT_EQ(segment(img, 0).pa, 0xb000'0000u);
+  EXPECT_EQ(segment(img, 1).pa, 0xb010'0000u);
+  EXPECT_EQ(segment(img, 2).pa, 0xa000'0000u);
+}
+
+// Records go in one at a time; image_bytes() is what the image will take.
+TEST(TracePlayerImage, BuilderCountsTheImageAsItGrows) {
+  TraceImageBuilder b(0);
+  EXPECT_EQ(b.image_bytes(), sizeof(tp_image_header));
+  Record m = rec(0, Op::kMapSg, 0x10000, 0x2000);
+  m.segs = {{0xa000'0000, 0x1000}, {0xa010'0000, 0x1000}};
+  b.add(m);
+  b.add(rec(1, Op::kCommand, 0, 0));  // dropped: takes nothing
+  b.add(access(2, 0x10000, 64, false));
+  EXPECT_EQ(b.image_bytes(), sizeof(tp_image_header) + 2 * sizeof(tp_record) + 2 * sizeof(tp_segment));
+  const TraceImage img = b.finish();
+  EXPECT_EQ(img.bytes.size(), sizeof(tp_image_header) + 2 * sizeof(tp_record) + 2 * sizeof(tp_segment));
+  EXPECT_EQ(img.commands_dropped, 1u);
+  EXPECT_EQ(img.accesses[0].slot, 0u);
+}
+
 TEST(TracePlayerImage, TooManySegmentsIsAnError) {
   Record m = rec(0, Op::kMapSg, 0x10000, 0);
   m.segs.resize(65536, {0x1000, 1});
