@@ -568,6 +568,13 @@ void FtraceImporter::parse_fields(int ev, const char* p, const char* e, Record& 
 
 namespace {
 
+// "1 MiB", "4 KiB" or "5000 bytes": the read buffer in an error message.
+std::string size_text(size_t b) {
+  if (b % (1u << 20) == 0) return std::to_string(b >> 20) + " MiB";
+  if (b % 1024 == 0) return std::to_string(b >> 10) + " KiB";
+  return std::to_string(b) + " bytes";
+}
+
 // The input file: plain text is read straight into the caller's buffer (one
 // copy less than zlib's transparent mode); gzip (by its magic number) through zlib.
 class Input {
@@ -673,7 +680,7 @@ ImportStats import_ftrace(const std::string& in, const std::string& out, const I
     w.comment("imported from Linux ftrace text " + std::filesystem::path(in).filename().string() +
               " by smmu-vp trace import");
 
-    std::vector<char> buf(1 << 20);
+    std::vector<char> buf(std::max<size_t>(opt.read_buffer_bytes, 4096));
     size_t have = 0;  // bytes of an unfinished line kept at the front
     uint64_t line_no = 0;
     bool eof = false;
@@ -709,7 +716,7 @@ ImportStats import_ftrace(const std::string& in, const std::string& out, const I
       // thousand segments is tens of KiB): a longer one is not ftrace text.
       if (have == buf.size())
         throw TraceError(in, line_no + 1,
-                         "a line longer than 1 MiB: not ftrace text (a binary file?)");
+                         "a line longer than " + size_text(buf.size()) + ": not ftrace text (a binary file?)");
       if (have && p != buf.data()) std::memmove(buf.data(), p, have);
     }
     src.check_end(line_no);

@@ -29,6 +29,10 @@ struct ImportOptions {
   // default_sid when false.
   bool number_devices = true;
   bool skip_malformed = false;  // count and skip a malformed line of a known event
+  // import_ftrace's read buffer, which bounds a line (at least 4096): no
+  // ftrace line comes near 1 MiB, so a longer one is not ftrace text. Small
+  // in the fuzz harness, so that its inputs reach the long-line path.
+  size_t read_buffer_bytes = 1u << 20;
 };
 
 struct ImportStats {

@@ -10,10 +10,20 @@
 // extend one (config/profile.h: its provenance is checked); only the shipped
 // profiles are allowed, so that the fuzzer cannot make the loader read
 // /dev/zero.
+// One input in 16 (by a hash of the input) goes the way of a scenario file
+// instead: written to a file in a directory beside a link to the shipped
+// platforms, and loaded by load_run_config (the bounded file read, the
+// scenario's directory).
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +34,41 @@
 #include "config/schema.h"
 
 using smmu_vp::config::ConfigError;
+
+namespace {
+
+// <tmp>/scenarios/fuzz.json, with <tmp>/platforms linked to the shipped
+// platforms so that "../platforms/NAME.json" resolves as from a scenario.
+const std::string& scenario_file() {
+  static const std::string path = [] {
+    char tmpl[] = "/tmp/fuzz_config.XXXXXX";
+    if (!mkdtemp(tmpl)) std::abort();
+    const std::filesystem::path dir(tmpl);
+    std::filesystem::create_directory(dir / "scenarios");
+    std::filesystem::create_directory_symlink(std::filesystem::path(SMMU_VP_SCENARIO_DIR) / ".." / "platforms",
+                                              dir / "platforms");
+    return (dir / "scenarios" / "fuzz.json").string();
+  }();
+  return path;
+}
+
+// The loader's contract on one configuration (see the top of the file).
+template <typename Load>
+void check_loader(Load load) {
+  try {
+    const smmu_vp::config::RunConfig rc = load();
+    // The resolved document is a complete configuration: it must load again.
+    static const std::vector<const hal_app*> apps(sw_apps, sw_apps + sw_app_count);
+    smmu_vp::config::build_run_config(rc.resolved, SMMU_VP_SCENARIO_DIR, {}, apps);
+  } catch (const ConfigError&) {
+  } catch (const nlohmann::json::exception& e) {
+    std::fprintf(stderr, "json exception escaped the loader: %s\n", e.what());
+    std::abort();
+  } catch (const std::runtime_error&) {
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
@@ -58,16 +103,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (pl.is_object() && pl.contains("extends") && !shipped(pl["extends"])) return -1;
   }
   const std::vector<std::string> overrides(parts.begin() + 1, parts.end());
-  try {
-    const smmu_vp::config::RunConfig rc =
-        smmu_vp::config::build_run_config(doc, SMMU_VP_SCENARIO_DIR, overrides, apps);
-    // The resolved document is a complete configuration: it must load again.
-    smmu_vp::config::build_run_config(rc.resolved, SMMU_VP_SCENARIO_DIR, {}, apps);
-  } catch (const ConfigError&) {
-  } catch (const nlohmann::json::exception& e) {
-    std::fprintf(stderr, "json exception escaped the loader: %s\n", e.what());
-    std::abort();
-  } catch (const std::runtime_error&) {
+  if (std::hash<std::string_view>()(std::string_view(input)) % 16 == 0) {
+    const std::string& file = scenario_file();
+    {
+      std::ofstream f(file, std::ios::binary | std::ios::trunc);
+      f << parts[0];
+      if (!f) std::abort();
+    }
+    check_loader([&] { return smmu_vp::config::load_run_config(file, overrides, apps); });
+    return 0;
   }
+  check_loader([&] { return smmu_vp::config::build_run_config(doc, SMMU_VP_SCENARIO_DIR, overrides, apps); });
   return 0;
 }

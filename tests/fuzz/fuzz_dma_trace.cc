@@ -4,45 +4,48 @@
 //   and parse back to itself (the writer/reader round trip).
 //   Inputs whose first byte is a multiple of 16: the whole input through
 //   TraceReader (header check, line splitting, CRLF, comments, gzip detection,
-//   skip_malformed on and off) from a memfd, so no file is created per input.
-//   Only one input in 16, with 4 KiB blocks (ReaderOptions::block_bytes): a
-//   reader allocates its blocks and zlib buffer on every open.
+//   skip_malformed on and off) from a memfd, so no file is created per input,
+//   as plain text or as a gzip stream, whole or cut short (bits 5-7); the
+//   records read go through the trace player's image builder as a replay
+//   loads them. Only one input in 16, with 4 KiB blocks
+//   (ReaderOptions::block_bytes): a reader allocates its blocks and zlib
+//   buffer on every open.
 // Allowed outcomes: std::invalid_argument from parse_record, TraceError from
-// the reader. Anything else is a bug.
-#include <sys/mman.h>
-#include <unistd.h>
+// the reader, TraceImageError from the image builder. Anything else is a bug.
 
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 
+#include "devices/trace_player_image.h"
 #include "dmatrace/dma_trace.h"
+#include "fuzz_file.h"
 
 using namespace smmu_vp::dmatrace;
 
 namespace {
 
-// One memfd for the process: TraceReader opens it by its /proc path.
-int memfd() {
-  static const int fd = memfd_create("fuzz_dma_trace", 0);
-  if (fd < 0) std::abort();
-  return fd;
-}
-
-void read_whole(const uint8_t* data, size_t size, bool skip_malformed) {
-  const int fd = memfd();
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) std::abort();
+void read_whole(const uint8_t* data, size_t size, uint8_t mode) {
   ReaderOptions opt;
-  opt.skip_malformed = skip_malformed;
+  opt.skip_malformed = mode & 16;
   opt.block_bytes = 4096;
+  const std::string file = smmu_vp::fuzz::input_file("fuzz_dma_trace", data, size, static_cast<uint8_t>(mode >> 5));
+  smmu_vp::TraceImageBuilder image(7);
   try {
-    TraceReader r("/proc/self/fd/" + std::to_string(fd), opt);
+    TraceReader r(file, opt);
     Record rec;
     uint64_t n = 0;
-    while (r.next(rec)) ++n;
+    while (r.next(rec)) {
+      ++n;
+      image.add(rec);
+    }
     if (r.line() < n) std::abort();  // a record per line at most
+    const smmu_vp::TraceImage img = image.finish();
+    if (img.bytes.size() != sizeof(tp_image_header) + img.records * sizeof(tp_record) + img.segments * sizeof(tp_segment))
+      std::abort();
   } catch (const TraceError&) {
+  } catch (const smmu_vp::TraceImageError&) {
   }
 }
 
@@ -65,7 +68,7 @@ void round_trip(const Record& r) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   if (data[0] % 16 == 0) {
-    read_whole(data + 1, size - 1, data[0] & 16);
+    read_whole(data + 1, size - 1, data[0]);
     return 0;
   }
   static const double kUnits[3] = {0.001, 1.0, 1000.0};

@@ -5,6 +5,12 @@
 // reports and continues would) and on (nothing may throw). The first byte
 // picks the import options (device numbering, a configured device). Every
 // record the importer gives must format and parse back in our format.
+// One input in 8 (the first byte's bits 5-7 all set; the second picks the
+// options and the file's form) goes instead as a whole file through import_ftrace (plain or gzip, whole or cut short, with a
+// 4 KiB read buffer so that long lines are reachable); it may only end in a
+// TraceError, and a successful import must read back with TraceReader.
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +19,7 @@
 
 #include "dmatrace/dma_trace.h"
 #include "dmatrace/ftrace_import.h"
+#include "fuzz_file.h"
 
 using namespace smmu_vp::dmatrace;
 
@@ -56,10 +63,50 @@ void run(const char* text, size_t size, uint8_t mode, bool skip_malformed) {
   if (s.lines != line_no || s.records > s.lines) std::abort();
 }
 
+// Where the whole-file imports write: a directory of this process.
+const std::string& out_dir() {
+  static const std::string dir = [] {
+    char tmpl[] = "/tmp/fuzz_ftrace_import.XXXXXX";
+    if (!mkdtemp(tmpl)) std::abort();
+    return std::string(tmpl);
+  }();
+  return dir;
+}
+
+void import_whole(const uint8_t* data, size_t size, uint8_t mode) {
+  ImportOptions opt;
+  opt.number_devices = mode & 1;
+  opt.skip_malformed = mode & 2;
+  opt.read_buffer_bytes = 4096;
+  const std::string in = smmu_vp::fuzz::input_file("fuzz_ftrace_import", data, size, static_cast<uint8_t>(mode >> 3));
+  const std::string out = out_dir() + ((mode & 4) ? "/out.trace.gz" : "/out.trace");
+  ImportStats st;
+  try {
+    st = import_ftrace(in, out, opt);
+  } catch (const TraceError&) {
+    if (access(out.c_str(), F_OK) == 0) std::abort();  // a failed import leaves no output
+    return;
+  }
+  uint64_t n = 0;
+  try {
+    TraceReader r(out);
+    Record rec;
+    while (r.next(rec)) ++n;
+  } catch (const TraceError&) {
+    std::abort();  // what the importer wrote, the reader must read
+  }
+  if (n != st.records) std::abort();
+  unlink(out.c_str());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
+  if ((data[0] & 0xe0) == 0xe0) {
+    if (size >= 2) import_whole(data + 2, size - 2, data[1]);
+    return 0;
+  }
   const char* text = reinterpret_cast<const char*>(data + 1);
   run(text, size - 1, data[0], false);
   run(text, size - 1, data[0], true);

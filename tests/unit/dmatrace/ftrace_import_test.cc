@@ -553,6 +553,28 @@ TEST(FtraceImportFile, ALineOfAMebibyteIsAnErrorNotACrash) {
   EXPECT_EQ(slurp(d / "out.trace"), "previous contents\n");
 }
 
+// The read buffer bounds a line (ImportOptions::read_buffer_bytes, small in
+// the fuzz harness): lines that fit are imported across many refills, one
+// that does not is the same error, naming the buffer's size.
+TEST(FtraceImportFile, TheReadBufferBoundsALine) {
+  const fs::path d = temp_dir("smallbuffer");
+  std::string text;
+  for (int i = 0; i < 200; ++i)
+    text += kFile + "dma_unmap_page: d dir=TO_DEVICE dma_addr=" + std::to_string(1000 + i) + " size=64 attrs=\n";
+  write_text(d / "in.txt", text);
+  ImportOptions opt;
+  opt.read_buffer_bytes = 4096;
+  EXPECT_EQ(import_ftrace((d / "in.txt").string(), (d / "out.trace").string(), opt).records, 200u);
+  write_text(d / "long.txt", text + std::string(5000, 'a') + "\n");
+  try {
+    import_ftrace((d / "long.txt").string(), (d / "out2.trace").string(), opt);
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.line(), 201u);
+    EXPECT_NE(std::string(e.what()).find("longer than 4 KiB"), std::string::npos) << e.what();
+  }
+}
+
 // The output is replaced by a rename: never over a symlink, a device or a
 // FIFO (as root, `-o /dev/null` would have replaced the system's /dev/null).
 TEST(FtraceImportFile, AnOutputThatIsNotARegularFileIsLeftAlone) {
