@@ -37,6 +37,8 @@ TracePlayer::TracePlayer(sc_core::sc_module_name name, const TracePlayerConfig& 
   stats.counter(p + "load_unmatched").add(img.unmatched);
   stats.counter(p + "load_overlapping").add(img.overlapping);
   stats.counter(p + "load_accesses_unmapped").add(img.accesses_unmapped);
+  stats.counter(p + "load_accesses_synthesized").add(img.accesses_synthesized);
+  stats.counter(p + "load_synthesized_late").add(img.synthesized_late);
   for (unsigned i = 0; i < cfg.channels; ++i) {
     Worker& w = workers_[i];
     w.trans.set_extension(new StreamIdExtension());  // owned by the payload

@@ -40,6 +40,8 @@ struct TraceImage {
   uint32_t overlapping = 0;        // maps over a live mapping of the same StreamID
   uint32_t accesses_unmapped = 0;  // accesses to nothing mapped
   uint32_t commands_dropped = 0;   // SMMU command records, not in the image
+  uint32_t accesses_synthesized = 0;  // made up for a trace without any (platform/devices/trace_player_synth.h)
+  uint64_t synthesized_late = 0;      // of those, moved to just before their unmap
 };
 
 class TracePlayerCore {

@@ -26,7 +26,12 @@ struct TracePlayerParams {
   std::string trace;
   uint32_t default_sid = kOwnSid;
   TracePlayerConfig model;
+  SynthConfig synth;
 };
+
+const std::vector<std::pair<std::string, DeviceClass>> kClassNames = {
+    {"generic", DeviceClass::kGeneric}, {"nvme", DeviceClass::kNvme}, {"nic", DeviceClass::kNic},
+    {"block", DeviceClass::kBlock}};
 
 const config::ParamTable<TracePlayerParams>& trace_player_params() {
   static const config::ParamTable<TracePlayerParams> t = [] {
@@ -46,6 +51,43 @@ const config::ParamTable<TracePlayerParams>& trace_player_params() {
         .add("burst_bytes", &M::burst_bytes, 4, 4096, "bytes",
              "Largest transaction an access is split into; a burst never crosses a 4 KiB page.")
         .add("reg_latency_ns", &M::reg_latency_ns, 0, 1e6, "ns", "Register access latency.");
+    // Accesses made up for a trace without any (trace_player_synth.h, docs/traces.md).
+    using SC = SynthConfig;
+    using T = DeviceClassTiming;
+    p.within(&P::synth)
+        .choice("synthesize", &SC::mode, {{"auto", SC::Mode::kAuto}, {"on", SC::Mode::kOn}, {"off", SC::Mode::kOff}},
+                "Device accesses made up from the DMA-API calls, between each mapping and its unmap (the device "
+                "moves the buffer once, page by page): auto (default) when the trace has no device access at all, "
+                "as an imported ftrace capture; on: also beside the trace's own; off: never.")
+        .choice("default_class", &SC::default_class, kClassNames,
+                "Device class of the devices device_classes does not name: its bandwidth and start delay.");
+    std::vector<std::string> class_names;
+    for (const auto& [n, c] : kClassNames) class_names.push_back(n);
+    p.custom("device_classes",
+             config::map_of(config::choice("generic", class_names, "A device class."), config::json::object(),
+                            "Device class by the device's name in the trace (as `smmu-vp trace stats` lists them, "
+                            "e.g. \"0000:01:00.0\") or its StreamID in decimal."),
+             [](const config::json& v, P& s) {
+               for (auto it = v.begin(); it != v.end(); ++it)
+                 for (const auto& [n, c] : kClassNames)
+                   if (it.value() == n) s.synth.classes[it.key()] = c;
+             });
+    auto rate = [&](const char* name, T SC::*cls, const char* what) {
+      p.within(&P::synth).within(cls).add(name, &T::gbytes_per_s, 0.001, 1000, "GB/s",
+                                          (std::string("Bandwidth of a ") + what + " in synthesized accesses.").c_str());
+    };
+    auto delay = [&](const char* name, T SC::*cls, const char* what) {
+      p.within(&P::synth).within(cls).add(name, &T::delay_ns, 0, 1e9, "ns",
+                                          (std::string("From a map to a ") + what + "'s first synthesized access.").c_str());
+    };
+    rate("synth_generic_gbytes_per_s", &SC::generic, "generic device");
+    delay("synth_generic_delay_ns", &SC::generic, "generic device");
+    rate("synth_nvme_gbytes_per_s", &SC::nvme, "NVMe drive");
+    delay("synth_nvme_delay_ns", &SC::nvme, "NVMe drive");
+    rate("synth_nic_gbytes_per_s", &SC::nic, "NIC");
+    delay("synth_nic_delay_ns", &SC::nic, "NIC");
+    rate("synth_block_gbytes_per_s", &SC::block, "block device (virtio-blk)");
+    delay("synth_block_delay_ns", &SC::block, "block device (virtio-blk)");
     return p;
   }();
   return t;
@@ -68,7 +110,7 @@ std::shared_ptr<const TraceImage> load_trace(const DeviceConfig& d, const TraceP
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
     throw config::ConfigError(where, file + ": not a regular file (a FIFO, device or directory is not read)");
   const uint32_t sid = p.default_sid == kOwnSid ? d.stream_id : p.default_sid;
-  TraceImageBuilder image(sid);
+  TraceImageBuilder image(sid, p.synth);
   try {
     dmatrace::TraceReader reader(file);
     dmatrace::Record r;
@@ -114,6 +156,11 @@ std::string trace_player_summary(const DeviceConfig& d, const StatsRegistry& s) 
       out += fmt::format("  {}: access latency p50 {} p99 {} max {}\n", d.name, human_ns(h->percentile(50)),
                          human_ns(h->percentile(99)), human_ns(h->max()));
   }
+  if (const uint64_t made = count(s, p + "load_accesses_synthesized"))
+    out += fmt::format("  {}: {} device accesses synthesized from the DMA-API calls (synthesize {}; {} moved to "
+                       "just before their unmap)\n",
+                       d.name, made, d.params.value("synthesize", std::string("auto")),
+                       count(s, p + "load_synthesized_late"));
   if (load)
     out += fmt::format("  {}: trace problems: {} unmaps/syncs/frees of nothing mapped, {} maps over a live mapping, "
                        "{} accesses to nothing mapped\n",

@@ -1,6 +1,7 @@
 #include "devices/trace_player_image.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <iterator>
 #include <map>
@@ -52,14 +53,22 @@ class SlotResolver {
  public:
   SlotResolver(bool dma_api, TraceImage& img) : dma_api_(dma_api), img_(img) {}
 
-  void resolve(tp_record& o) {
+  // Also keeps each slot's span for the synthesis of accesses, and the
+  // index of the record that unmaps it.
+  void keep_spans(std::vector<MappingSpan>* spans, std::vector<uint32_t>* close_record) {
+    spans_ = spans;
+    close_record_ = close_record;
+  }
+
+  // `k`: the record's place in the image; `cls`: its device's class (mappings).
+  void resolve(tp_record& o, uint32_t k, DeviceClass cls) {
     const Op op = static_cast<Op>(o.op);
     // iommu_map/unmap under DMA-API mappings are not replayed (header comment).
     const bool implied = dma_api_ && (op == Op::kIommuMap || op == Op::kIommuUnmap);
     if (implied || op == Op::kAttach || op == Op::kDetach) return;
     LiveMap& m = live_[o.sid];
     if (is_mapping(op)) {
-      open(m, o);
+      open(m, o, cls);
       return;
     }
     auto it = o.iova == dmatrace::kNoAddr ? m.end() : find_live(m, o.iova);
@@ -75,14 +84,19 @@ class SlotResolver {
       // Not before the accesses to the mapping that came before it are done.
       o.aux = last_access_plus1_[o.slot];
       m.erase(it);
+      if (spans_) {
+        (*spans_)[o.slot].close_ns = o.time_ns;
+        (*close_record_)[o.slot] = k;
+      }
     }
   }
 
  private:
   // A mapping: a new slot; a live mapping it overlaps stops being live.
-  void open(LiveMap& m, tp_record& o) {
+  void open(LiveMap& m, tp_record& o, DeviceClass cls) {
     o.slot = img_.slots++;
     last_access_plus1_.push_back(0);
+    if (spans_) keep_span(o, cls);
     if (o.iova == dmatrace::kNoAddr) return;  // nothing can find it
     const uint64_t end = end_of(o.iova, o.size);
     auto it = m.upper_bound(o.iova);
@@ -94,6 +108,27 @@ class SlotResolver {
     }
     if (overlaps) ++img_.overlapping;
     m.emplace(o.iova, Live{end, o.slot});
+  }
+
+  // What the device does with the mapping (trace_player_synth.h): by the
+  // DMA-API direction; an iommu_map has none and is read; a coherent
+  // allocation, or a mapping without an address, gets nothing.
+  void keep_span(const tp_record& o, DeviceClass cls) {
+    MappingSpan s;
+    s.open_ns = o.time_ns;
+    s.iova = o.iova;
+    s.size = o.size;
+    s.sid = o.sid;
+    s.slot = o.slot;
+    s.cls = cls;
+    const Op op = static_cast<Op>(o.op);
+    const auto dir = static_cast<dmatrace::Dir>(o.dir);
+    if (op != Op::kAlloc && o.iova != dmatrace::kNoAddr) {
+      s.reads = op == Op::kIommuMap || dir != dmatrace::Dir::kFromDevice;
+      s.writes = op != Op::kIommuMap && (dir == dmatrace::Dir::kFromDevice || dir == dmatrace::Dir::kBidirectional);
+    }
+    spans_->push_back(s);
+    close_record_->push_back(TP_NO_SLOT);
   }
 
   void add_access(const tp_record& o) {
@@ -112,6 +147,8 @@ class SlotResolver {
   TraceImage& img_;
   std::unordered_map<uint32_t, LiveMap> live_;
   std::vector<uint32_t> last_access_plus1_;  // per slot
+  std::vector<MappingSpan>* spans_ = nullptr;
+  std::vector<uint32_t>* close_record_ = nullptr;
 };
 
 }  // namespace
@@ -133,6 +170,9 @@ void TraceImageBuilder::add(const Record& r) {
 
   if (n_ % kChunk == 0) chunks_.push_back(std::make_unique<tp_record[]>(kChunk));
   tp_record& o = rec(n_++);
+  if (synth_.mode != SynthConfig::Mode::kOff)
+    class_.push_back(static_cast<uint8_t>(is_mapping(r.op) ? synth_.class_of(r.dev, r.sid == dmatrace::kNoSid ? default_sid_ : r.sid)
+                                                           : DeviceClass::kGeneric));
   std::memset(&o, 0, sizeof o);
   o.time_ns = r.time_ns;  // made relative to the first record in finish()
   o.iova = r.iova;
@@ -193,6 +233,11 @@ TraceImage TraceImageBuilder::finish() {
 
   SlotResolver slots(dma_api_, img);
   img.accesses.reserve(accesses_);
+  // Accesses are made up for a trace that has none (or always, when asked).
+  const bool synthesize = synth_.mode == SynthConfig::Mode::kOn || (synth_.mode == SynthConfig::Mode::kAuto && accesses_ == 0);
+  std::vector<MappingSpan> spans;
+  std::vector<uint32_t> close_record;
+  if (synthesize) slots.keep_spans(&spans, &close_record);
   const uint64_t t0 = n ? rec(order.empty() ? 0 : order[0]).time_ns : 0;
   const size_t rec_bytes = n * sizeof(tp_record);
   const size_t seg_bytes = segs.size() * sizeof(tp_segment);
@@ -203,16 +248,19 @@ TraceImage TraceImageBuilder::finish() {
   // In time order, each record leaves the builder once it is in the image,
   // so the two are never held in full at once.
   for (size_t k = 0; k < n; ++k) {
-    tp_record& o = rec(order.empty() ? k : order[k]);
+    const size_t i = order.empty() ? k : order[k];
+    tp_record& o = rec(i);
     o.time_ns -= t0;
     img.duration_ns = o.time_ns;
-    slots.resolve(o);
+    slots.resolve(o, static_cast<uint32_t>(k), class_.empty() ? DeviceClass::kGeneric : static_cast<DeviceClass>(class_[i]));
     const auto* p = reinterpret_cast<const uint8_t*>(&o);
     img.bytes.insert(img.bytes.end(), p, p + sizeof o);
     if (order.empty() && (k + 1) % kChunk == 0) chunks_[k / kChunk].reset();
   }
   chunks_.clear();
   n_ = 0;
+  std::vector<uint8_t>().swap(class_);
+  if (synthesize) add_synthesized(img, spans, close_record);
 
   img.records = static_cast<uint32_t>(n);
   img.segments = static_cast<uint32_t>(segs.size());
@@ -231,6 +279,35 @@ TraceImage TraceImageBuilder::finish() {
   const auto* sp = reinterpret_cast<const uint8_t*>(segs.data());
   img.bytes.insert(img.bytes.end(), sp, sp + seg_bytes);
   return img;
+}
+
+void TraceImageBuilder::add_synthesized(TraceImage& img, const std::vector<MappingSpan>& spans,
+                                        const std::vector<uint32_t>& close_record) {
+  SynthResult made;
+  try {
+    made = synthesize_accesses(spans, synth_);
+  } catch (const std::length_error& e) {
+    throw TraceImageError(0, e.what());
+  }
+  std::vector<PlayerAccess> merged;
+  merged.reserve(img.accesses.size() + made.accesses.size());
+  // The trace's own accesses first at equal times (std::merge is stable).
+  std::merge(img.accesses.begin(), img.accesses.end(), made.accesses.begin(), made.accesses.end(),
+             std::back_inserter(merged),
+             [](const PlayerAccess& a, const PlayerAccess& b) { return a.time_ns < b.time_ns; });
+  img.accesses.swap(merged);
+  img.accesses_synthesized = static_cast<uint32_t>(made.accesses.size());
+  img.synthesized_late = made.late;
+
+  // Every unmap waits for the last access to its slot, now in the merged order.
+  std::vector<uint32_t> last_plus1(img.slots, 0);
+  for (uint32_t i = 0; i < img.accesses.size(); ++i)
+    if (img.accesses[i].slot != TP_NO_SLOT) last_plus1[img.accesses[i].slot] = i + 1;
+  for (uint32_t slot = 0; slot < close_record.size(); ++slot) {
+    if (close_record[slot] == TP_NO_SLOT) continue;
+    const size_t at = sizeof(tp_image_header) + close_record[slot] * sizeof(tp_record) + offsetof(tp_record, aux);
+    std::memcpy(img.bytes.data() + at, &last_plus1[slot], sizeof(uint32_t));
+  }
 }
 
 TraceImage build_trace_image(const std::vector<Record>& records, uint32_t default_sid) {

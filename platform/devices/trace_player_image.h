@@ -23,14 +23,19 @@
 //    unmap_sg's aux is its wait like any unmap's; the replay unmaps what the
 //    slot's map_sg mapped, so unmap_sg segments are not kept (nsegs 0).
 //  - Records without a StreamID get default_sid.
+//  - With synthesis on (trace_player_synth.h), every slot's mapping gets
+//    device accesses made up between its map and its unmap, merged into the
+//    accesses in time order; the unmaps then wait for those too.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "devices/trace_player_synth.h"
 #include "dmatrace/dma_trace.h"
 #include "trace_player/trace_player_core.h"
 
@@ -53,7 +58,8 @@ class TraceImageError : public std::runtime_error {
 // caller can stop a trace whose image grows past a bound (image_bytes()).
 class TraceImageBuilder {
  public:
-  explicit TraceImageBuilder(uint32_t default_sid) : default_sid_(default_sid) {}
+  explicit TraceImageBuilder(uint32_t default_sid) : default_sid_(default_sid) { synth_.mode = SynthConfig::Mode::kOff; }
+  TraceImageBuilder(uint32_t default_sid, SynthConfig synth) : default_sid_(default_sid), synth_(std::move(synth)) {}
   // Throws TraceImageError (record(): the index of `r` in the input) for a
   // map_sg of more than 65535 segments, or more records or segments than
   // 32-bit counts hold.
@@ -65,7 +71,12 @@ class TraceImageBuilder {
   TraceImage finish();
 
  private:
+  // The synthesis's spans and the unmap record of each slot, once resolved.
+  void add_synthesized(TraceImage& img, const std::vector<MappingSpan>& spans, const std::vector<uint32_t>& close_record);
+
   uint32_t default_sid_;
+  SynthConfig synth_;
+  std::vector<uint8_t> class_;    // per record, with synthesis on: the DeviceClass of a mapping's device
   // The records in file order, times absolute and slots not yet resolved, in
   // chunks of 1 MiB: no copy as they grow, and each chunk goes back to the
   // system once finish() has moved its records into the image.

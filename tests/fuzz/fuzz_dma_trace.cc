@@ -2,14 +2,14 @@
 //   Most inputs: parse_record on every line of the input (the reader's hot
 //   path, no file), in the three time units; a record that parses must format
 //   and parse back to itself (the writer/reader round trip).
-//   Inputs whose first byte is a multiple of 16: the whole input through
-//   TraceReader (header check, line splitting, CRLF, comments, gzip detection,
-//   skip_malformed on and off) from a memfd, so no file is created per input,
-//   as plain text or as a gzip stream, whole or cut short (bits 5-7); the
-//   records read go through the trace player's image builder as a replay
-//   loads them. Only one input in 16, with 4 KiB blocks
-//   (ReaderOptions::block_bytes): a reader allocates its blocks and zlib
-//   buffer on every open.
+//   Inputs whose first byte is a multiple of 8 (one in 8): the whole input
+//   through TraceReader (header check, line splitting, CRLF, comments, gzip
+//   detection, skip_malformed by bit 4) from a memfd, so no file is created
+//   per input, as plain text or as a gzip stream, whole or cut short (bits
+//   5-7), with 4 KiB blocks (ReaderOptions::block_bytes: a reader allocates
+//   its blocks and zlib buffer on every open); the records read go through
+//   the trace player's image builder as a replay loads them, with device
+//   accesses synthesized (bit 3) or not.
 // Allowed outcomes: std::invalid_argument from parse_record, TraceError from
 // the reader, TraceImageError from the image builder. Anything else is a bug.
 
@@ -31,7 +31,12 @@ void read_whole(const uint8_t* data, size_t size, uint8_t mode) {
   opt.skip_malformed = mode & 16;
   opt.block_bytes = 4096;
   const std::string file = smmu_vp::fuzz::input_file("fuzz_dma_trace", data, size, static_cast<uint8_t>(mode >> 5));
-  smmu_vp::TraceImageBuilder image(7);
+  // Device accesses made up as for an imported trace (trace_player_synth.h)
+  // by bit 3: off, or auto with a class for StreamID 1.
+  smmu_vp::SynthConfig synth;
+  synth.mode = (mode & 8) ? smmu_vp::SynthConfig::Mode::kAuto : smmu_vp::SynthConfig::Mode::kOff;
+  synth.classes["1"] = smmu_vp::DeviceClass::kNvme;
+  smmu_vp::TraceImageBuilder image(7, synth);
   try {
     TraceReader r(file, opt);
     Record rec;
@@ -44,6 +49,11 @@ void read_whole(const uint8_t* data, size_t size, uint8_t mode) {
     const smmu_vp::TraceImage img = image.finish();
     if (img.bytes.size() != sizeof(tp_image_header) + img.records * sizeof(tp_record) + img.segments * sizeof(tp_segment))
       std::abort();
+    // Accesses in time order, each of a slot that exists.
+    for (size_t i = 0; i < img.accesses.size(); ++i) {
+      if (i && img.accesses[i].time_ns < img.accesses[i - 1].time_ns) std::abort();
+      if (img.accesses[i].slot != TP_NO_SLOT && img.accesses[i].slot >= img.slots) std::abort();
+    }
   } catch (const TraceError&) {
   } catch (const smmu_vp::TraceImageError&) {
   }
@@ -67,7 +77,7 @@ void round_trip(const Record& r) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  if (data[0] % 16 == 0) {
+  if (data[0] % 8 == 0) {
     read_whole(data + 1, size - 1, data[0]);
     return 0;
   }
