@@ -61,6 +61,7 @@ int run_import(const CLI::App& cmd) {
   opt.default_sid = cmd.get_option("--sid")->as<uint32_t>();
   opt.number_devices = cmd.get_option("--no-number-devices")->count() == 0;
   opt.skip_malformed = cmd.get_option("--skip-malformed")->count() > 0;
+  opt.recover_domains = cmd.get_option("--no-recover-domains")->count() == 0;
   const CLI::Option* ds = cmd.get_option("--device-sid");
   if (ds->count())
     for (const std::string& s : ds->as<std::vector<std::string>>()) {
@@ -110,6 +111,8 @@ int run_import(const CLI::App& cmd) {
   if (st.device_sids.empty()) std::cout << "    (none)\n";
   for (const auto& [dev, sid] : st.device_sids)
     std::cout << fmt::format("    {:<27}{:>12}{}\n", dev, sid, opt.device_sids.count(dev) ? "  (--device-sid)" : "");
+  if (opt.recover_domains && (st.recovery.maps || st.recovery.unmaps))
+    std::cout << "  " << dt::domain_recovery_summary(st.recovery) << "\n";
   std::cout << fmt::format("  time {:.3f} s, {:.0f} lines/s\n", s, s > 0 ? st.lines / s : 0.0);
   return 0;
 }
@@ -126,8 +129,11 @@ int run_stats(const CLI::App& cmd) {
   std::map<uint32_t, PerSid> by_sid;
   uint64_t n = 0, t_min = UINT64_MAX, t_max = 0, mapped = 0, unmapped = 0;
   std::map<dt::Op, uint64_t> bytes;
+  std::vector<std::string> notes;
   try {
-    dt::TraceReader reader(file);
+    dt::ReaderOptions ro;
+    ro.notes = &notes;
+    dt::TraceReader reader(file, ro);
     dt::Record r;
     while (reader.next(r)) {
       ++n;
@@ -178,6 +184,7 @@ int run_stats(const CLI::App& cmd) {
                              ps.records, devs.empty() ? std::string() : "  " + devs);
   }
   std::cout << fmt::format("  bytes mapped {} (map, map_sg, alloc, iommu_map), unmapped {}\n", mapped, unmapped);
+  for (const std::string& note : notes) std::cout << "  " << note.substr(std::string_view("smmu-vp ").size()) << "\n";
   return 0;
 }
 
@@ -207,6 +214,9 @@ Subcommand add_trace_command(CLI::App& cli) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   imp->add_flag("--no-number-devices",
                 "Devices without --device-sid get the --sid StreamID (default: --sid + 1, + 2, ... in order of appearance)");
+  imp->add_flag("--no-recover-domains",
+                "iommu:map/unmap events that name no device get the --sid StreamID (default: the DMA domain recovered "
+                "from the trace, docs/traces.md)");
   imp->add_flag("--skip-malformed", "Count and skip malformed lines of known events instead of failing");
   imp->add_flag("--quiet", "No progress lines on stderr");
 

@@ -96,6 +96,10 @@ struct ReaderOptions {
   // Bytes per read and for zlib's input buffer (at least 4096): large for
   // throughput on big traces; small where many tiny inputs are opened (fuzzing).
   size_t block_bytes = 1u << 20;
+  // Where the tool that wrote the file left notes (lines "# smmu-vp ..."
+  // after the header, e.g. the importer's domain recovery): when set, they
+  // are kept here without the "# ", the first 64 of at most 1 KiB each.
+  std::vector<std::string>* notes = nullptr;
 };
 class TraceReader {
  public:
@@ -113,6 +117,7 @@ class TraceReader {
   uint64_t malformed_skipped() const;
 
  private:
+  void keep_note(std::string_view comment);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

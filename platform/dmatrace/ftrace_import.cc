@@ -299,6 +299,17 @@ uint32_t FtraceImporter::device(std::string_view name, Record& out) {
   return static_cast<uint32_t>(last_device_);
 }
 
+void FtraceImporter::recover_domain(Record& out) {
+  const size_t d = out.op == Op::kIommuMap ? domains_.map(out.iova, out.size, out.pid)
+                                           : domains_.unmap(out.iova, out.size, out.pid);
+  stats_.recovery = domains_.stats();
+  if (d == DomainRecovery::kNone) {
+    out.sid = opt_.default_sid;  // mapped before the capture: no domain holds it
+    return;
+  }
+  device(domains_.name(d), out);
+}
+
 bool FtraceImporter::parse_line(const char* line, size_t len, uint64_t line_no, Record& out) {
   ++stats_.lines;
   const char* e = line + len;
@@ -435,8 +446,6 @@ void FtraceImporter::parse_fields(int ev, const char* p, const char* e, Record& 
     case Kind::kIommuMap:
     case Kind::kIommuUnmap: {
       out.iova = parse_hex(f.get("iova"), "iova");
-      if (const auto* dev = f.find("dev")) device(*dev, out);
-      else out.sid = opt_.default_sid;
       if (def.kind == Kind::kIommuMap) {
         out.pa = parse_hex(f.get("paddr"), "paddr");
         out.size = parse_dec(f.get("size"), "size");
@@ -446,6 +455,9 @@ void FtraceImporter::parse_fields(int ev, const char* p, const char* e, Record& 
         const auto* un = f.find("unmapped_size");
         out.size = un ? parse_dec(*un, "unmapped_size") : req;
       }
+      if (const auto* dev = f.find("dev")) device(*dev, out);
+      else if (opt_.recover_domains) recover_domain(out);
+      else out.sid = opt_.default_sid;
       return;
     }
     case Kind::kIommuFault: {
@@ -460,6 +472,7 @@ void FtraceImporter::parse_fields(int ev, const char* p, const char* e, Record& 
       const std::string_view dev = f.get("device");
       if (dev.empty()) throw Bad{"device", "empty"};
       device(dev, out);
+      if (out.op == Op::kAttach) domains_.attached(out.dev);
       return;
     }
     default:
@@ -727,6 +740,7 @@ ImportStats import_ftrace(const std::string& in, const std::string& out, const I
       throw TraceError(in, 0,
                        "no ftrace event line in " + std::to_string(line_no) +
                            " lines: not ftrace text (/sys/kernel/tracing/trace or `trace-cmd report` output)");
+    if (seen.recovery.maps || seen.recovery.unmaps) w.comment("smmu-vp " + domain_recovery_summary(seen.recovery));
     w.close();
     std::error_code ec;
     std::filesystem::rename(tmp, out, ec);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dmatrace/dma_trace.h"
+#include "dmatrace/domain_recovery.h"
 
 namespace smmu_vp::dmatrace {
 
@@ -29,6 +30,9 @@ struct ImportOptions {
   // default_sid when false.
   bool number_devices = true;
   bool skip_malformed = false;  // count and skip a malformed line of a known event
+  // iommu:map / iommu:unmap events that name no device go to the DMA domain
+  // recovered from the trace (domain_recovery.h); false: all to default_sid.
+  bool recover_domains = true;
   // import_ftrace's read buffer, which bounds a line (at least 4096): no
   // ftrace line comes near 1 MiB, so a longer one is not ftrace text. Small
   // in the fuzz harness, so that its inputs reach the long-line path.
@@ -43,6 +47,7 @@ struct ImportStats {
   uint64_t other_lines = 0;        // headers, comments, blank lines, "CPU n buffer started"
   std::map<std::string, uint64_t> by_event;  // imported lines per event name
   std::map<std::string, uint32_t> device_sids;  // every device seen and the StreamID it got
+  DomainRecoveryStats recovery;  // iommu:map/unmap events without a device (recover_domains)
 };
 
 // Parses one line. Returns true and fills `out` for a line of an imported
@@ -73,6 +78,7 @@ class FtraceImporter {
 
   void parse_fields(int ev, const char* p, const char* e, Record& out);  // ev: index in the event table
   uint32_t device(std::string_view name, Record& out);  // sets out.dev and out.sid; returns its index
+  void recover_domain(Record& out);  // an iommu:map/unmap without a device
 
   ImportOptions opt_;
   std::string source_;
@@ -84,6 +90,7 @@ class FtraceImporter {
   std::set<uint32_t> explicit_sids_;
   std::unordered_map<std::pair<uint32_t, uint64_t>, LiveSg, SgKeyHash> live_sg_;
   std::vector<uint64_t> dma_addrs_, lengths_, phys_addrs_;  // scratch, reused
+  DomainRecovery domains_;
 };
 
 // Reads `in` (plain or gzip), writes `out` in our format (gzip when it ends in

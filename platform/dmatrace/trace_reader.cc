@@ -168,7 +168,11 @@ bool TraceReader::next(Record& out) {
     // the spaces between fields itself.
     size_t b = 0;
     while (b < l.size() && is_blank(l[b])) ++b;
-    if (b == l.size() || l[b] == '#') continue;
+    if (b == l.size()) continue;
+    if (l[b] == '#') {
+      keep_note(l.substr(b));
+      continue;
+    }
     try {
       parse_record(l.substr(b), m.ns_per_unit, out);
       return true;
@@ -178,6 +182,13 @@ bool TraceReader::next(Record& out) {
     }
   }
   return false;
+}
+
+void TraceReader::keep_note(std::string_view comment) {
+  std::vector<std::string>* notes = impl_->opt.notes;
+  constexpr std::string_view kNote = "# smmu-vp ";
+  if (!notes || notes->size() >= 64 || comment.substr(0, kNote.size()) != kNote) return;
+  notes->emplace_back(trim(comment.substr(2, 1024)));
 }
 
 uint64_t TraceReader::line() const { return impl_->line; }

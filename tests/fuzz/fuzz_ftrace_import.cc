@@ -3,12 +3,14 @@
 // twice: with skip_malformed off (a malformed line of a known event throws
 // TraceError, the next line goes on with the same importer, as a caller that
 // reports and continues would) and on (nothing may throw). The first byte
-// picks the import options (device numbering, a configured device). Every
-// record the importer gives must format and parse back in our format.
+// picks the import options (device numbering, a configured device, domain
+// recovery). Every record the importer gives must format and parse back in
+// our format.
 // One input in 8 (the first byte's bits 5-7 all set; the second picks the
-// options and the file's form) goes instead as a whole file through import_ftrace (plain or gzip, whole or cut short, with a
-// 4 KiB read buffer so that long lines are reachable); it may only end in a
-// TraceError, and a successful import must read back with TraceReader.
+// options and the file's form) goes instead as a whole file through
+// import_ftrace (plain or gzip, whole or cut short, with a 4 KiB read buffer
+// so that long lines are reachable); it may only end in a TraceError, and a
+// successful import must read back with TraceReader.
 #include <unistd.h>
 
 #include <cstdint>
@@ -43,6 +45,7 @@ void run(const char* text, size_t size, uint8_t mode, bool skip_malformed) {
   opt.number_devices = mode & 1;
   opt.default_sid = (mode >> 1) & 7;
   if (mode & 0x10) opt.device_sids["0000:01:00.0"] = 2;
+  opt.recover_domains = !(mode & 0x20);  // domain_recovery.h
   FtraceImporter imp(opt, "<fuzz>");
   Record rec;
   uint64_t line_no = 0;

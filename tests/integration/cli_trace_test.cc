@@ -44,6 +44,31 @@ TEST(Cli, TraceImportSample) {
   EXPECT_FALSE(fs::exists(d / "nvme.trace.tmp"));
 }
 
+// A 6.1-era capture: iommu:map/unmap name no device. The import recovers
+// the domain (the device attached before the maps takes it) and says how,
+// in its summary and in the trace, where `trace stats` finds it.
+TEST(Cli, TraceImportRecoversTheDomainsOfIommuEvents) {
+  const fs::path d = temp_dir("trace-recover");
+  const fs::path out = d / "old.trace";
+  const Cmd c = sh("trace import " + std::string(SMMU_VP_SOURCE_DIR) + "/traces/samples/ftrace_iommu_old.txt -o " +
+                   out.string() + " --quiet");
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_NE(c.out.find("domain recovery: 32 iommu maps without a device assigned to 1 domains"), std::string::npos)
+      << c.out;
+  for (const auto& r : read_trace(out)) {
+    if (r.op == smmu_vp::dmatrace::Op::kIommuMap) { EXPECT_EQ(r.dev, "0000:03:00.0"); }
+  }
+  const Cmd st = sh("trace stats " + out.string());
+  EXPECT_NE(st.out.find("domain recovery: 32 iommu maps"), std::string::npos) << st.out;
+  const Cmd flat = sh("trace import " + std::string(SMMU_VP_SOURCE_DIR) + "/traces/samples/ftrace_iommu_old.txt -o " +
+                      out.string() + " --quiet --no-recover-domains");
+  ASSERT_EQ(flat.exit_code, 0) << flat.out;
+  EXPECT_EQ(flat.out.find("domain recovery"), std::string::npos) << flat.out;
+  for (const auto& r : read_trace(out)) {
+    if (r.op == smmu_vp::dmatrace::Op::kIommuMap) { EXPECT_EQ(r.sid, 0u); }
+  }
+}
+
 TEST(Cli, TraceImportDeviceSids) {
   const fs::path d = temp_dir("trace-sids");
   const fs::path out = d / "nvme.trace.gz";

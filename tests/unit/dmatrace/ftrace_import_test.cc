@@ -110,8 +110,16 @@ TEST(FtraceImport, IommuMapBothLayouts) {
   EXPECT_EQ(n.iova, 0xfffc0000ull);
   EXPECT_EQ(n.pa, 0x8a2f3000ull);
   EXPECT_EQ(n.size, 8192u);
-  EXPECT_EQ(n.sid, 0u);  // no device: default_sid
-  EXPECT_EQ(n.dev, "");
+  // No device: the domain recovered for it (a first domain, numbered as a
+  // device would be), or default_sid without recovery.
+  EXPECT_EQ(n.sid, 1u);
+  EXPECT_EQ(n.dev, "iommu-domain-1");
+  ImportOptions flat;
+  flat.recover_domains = false;
+  const Record f = one(kFile + "map: IOMMU: iova=0x00000000fffc0000 - 0x00000000fffc2000 paddr=0x000000008a2f3000 size=8192",
+                       flat);
+  EXPECT_EQ(f.sid, 0u);
+  EXPECT_EQ(f.dev, "");
   const Record o = one(kReport + "map:                  IOMMU: iova=0x00000000fffc0000 paddr=0x000000008a2f3000 size=4096");
   EXPECT_EQ(o.iova, 0xfffc0000ull);
   EXPECT_EQ(o.pa, 0x8a2f3000ull);
@@ -493,7 +501,13 @@ TEST(FtraceImportFile, OldIommuSample) {
   EXPECT_EQ(v[0].sid, 3u);
   EXPECT_EQ(v[0].task, "qemu-system-aar");
   EXPECT_EQ(v[1].op, Op::kIommuMap);
-  EXPECT_EQ(v[1].sid, 7u);  // iommu:map names no device
+  // iommu:map names no device: the domain recovered, which the device
+  // attached just before takes.
+  EXPECT_EQ(v[1].sid, 3u);
+  EXPECT_EQ(v[1].dev, "0000:03:00.0");
+  EXPECT_EQ(st.recovery.maps, 32u);
+  EXPECT_EQ(st.recovery.new_domains, 1u);
+  EXPECT_EQ(st.recovery.unmaps_unique, 32u);
   EXPECT_EQ(v[1].iova, 0x40000000u);
   EXPECT_EQ(v[1].pa, 0xa40000000u);
   EXPECT_EQ(v[1].size, 0x200000u);
