@@ -78,6 +78,11 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
     router_->map(name, cfg_.smmu_config(i).base, s->register_space_size(), s->regs, s.get());
     s->downstream.bind(router_->upstream);
     s->set_event_sender([this]() { cpus_->send_event(); });
+    if (cfg_.smmu_config(i).cmdq.msi_coherent)
+      s->set_coherent_write([this](uint64_t pa, unsigned len) -> Ps {
+        if (!cpus_->is_dram(pa, len)) return 0;
+        return ns_to_ps(cpus_->device_write_ns(dram_->core().data() + (pa - cfg_.dram.base), len));
+      });
     smmus_.push_back(std::move(s));
   }
 

@@ -392,6 +392,8 @@ double line_transfer_ns(const CpuConfig& cfg, unsigned cpu, const CoreSet& other
   // One cluster holds every core (the default): no holder to look at.
   if (cfg.cluster_cores >= cfg.count) return cfg.cacheline_transfer_ns;
   auto cost_from = [&](unsigned other) {
+    // A device's line (CpuCluster::device_write_ns): it sits with the first die.
+    if (other >= cfg.count) return cpu / cfg.die_cores == 0 ? cfg.cacheline_transfer_die_ns : cfg.cacheline_transfer_remote_ns;
     if (other / cfg.cluster_cores == cpu / cfg.cluster_cores) return cfg.cacheline_transfer_ns;
     if (other / cfg.die_cores == cpu / cfg.die_cores) return cfg.cacheline_transfer_die_ns;
     return cfg.cacheline_transfer_remote_ns;
@@ -565,6 +567,25 @@ void CpuCluster::remove_poller(CpuCore& c) {
   if (it == pollers_.end()) return;
   *it = pollers_.back();
   pollers_.pop_back();
+}
+
+double CpuCluster::device_write_ns(const void* p, uint64_t len) {
+  if (len == 0 || cfg_.count >= CoherenceTracker::kMaxCores) return 0.0;
+  const unsigned device = cfg_.count;  // no core has this id
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) >> CoherenceTracker::kLineShift;
+  const uintptr_t last = (reinterpret_cast<uintptr_t>(p) + len - 1) >> CoherenceTracker::kLineShift;
+  double ns = 0.0;
+  for (uintptr_t line = first; line <= last; ++line) {
+    const CoreSet others = coherence_.holders(line << CoherenceTracker::kLineShift, device, true);
+    others.for_each([&](unsigned c) {
+      if (c == device) return;
+      // As a core of the first die that is in no core's cluster.
+      ns = std::max(ns, cfg_.cluster_cores >= cfg_.count ? cfg_.cacheline_transfer_ns
+                        : c / cfg_.die_cores == 0        ? cfg_.cacheline_transfer_die_ns
+                                                          : cfg_.cacheline_transfer_remote_ns);
+    });
+  }
+  return ns;
 }
 
 bool CpuCluster::line_polled(const volatile void* addr) const {

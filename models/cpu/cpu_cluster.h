@@ -361,6 +361,13 @@ class CpuCluster : public sc_core::sc_module {
   void memory_written(const void* p, uint64_t len) {
     if (!pollers_.empty()) wake_pollers_of_bytes(reinterpret_cast<uintptr_t>(p), len);
   }
+  // A coherent write of host memory [p, p + len) by a device (the SMMU's
+  // MSI, cmdq.msi_coherent): the device, which sits with the first die, takes
+  // each line from the cores that hold it; returns the time until the
+  // farthest copy is given up (0 when no core held one). The lines are then
+  // the device's (CoherenceTracker id `count`), so a core's next access
+  // fetches them from it. Nothing is tracked with 256 cores (no id is free).
+  double device_write_ns(const void* p, uint64_t len);
   bool is_dram(uint64_t addr, uint64_t len) const {
     return addr >= dram_base_ && len <= dram_size_ && addr - dram_base_ <= dram_size_ - len;
   }

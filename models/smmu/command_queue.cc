@@ -141,8 +141,13 @@ void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
         Ps wrote;
         const uint32_t data = sync.msi_data;
         // A failed MSI write is GERROR.MSI_CMDQ_ABT_ERR (IHI 0070 7.5).
-        if (!mem_.write(sync.msi_addr, &data, 4, done, &wrote))
+        if (!mem_.write(sync.msi_addr, &data, 4, done, &wrote)) {
           hooks_.raise_gerror(reg::gerror::kMsiCmdqAbtErr.mask32(), done);
+        } else if (timing_.msi_coherent && hooks_.coherent_write) {
+          // The pollers' copies are given up before the next command.
+          const Ps snoop = hooks_.coherent_write(sync.msi_addr, 4);
+          if (snoop) wait_until(done + snoop);
+        }
       } else if (hooks_.sync_wired_irq) {
         hooks_.sync_wired_irq(done);
       }

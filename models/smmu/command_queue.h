@@ -62,6 +62,11 @@ struct CommandQueueTiming {
   double prefetch_ns = 5.0;        // PREFETCH_*
   double other_ns = 10.0;          // ATC_INV and the rest
   unsigned lanes = 1;              // commands executing at once
+  // A CMD_SYNC's MSI write to normal memory is a coherent write (off by
+  // default): it takes the line from the cores holding a copy (the cores
+  // polling the word), and the queue consumes its next command only once the
+  // farthest copy is given up (Hooks::coherent_write says how long).
+  bool msi_coherent = false;
   // Not parameters of their own: the SMMU sets them from its TBUs (tbu.h).
   // With TBUs, the TCU sends every CFGI_* and TLBI_* to each TBU as a DTI
   // message (dti_message_ns each) and holds it until the last
@@ -86,6 +91,9 @@ class CommandQueueConsumer : public sc_core::sc_module {
     std::function<void(const Command& cmd, Ps at)> executed;  // every command consumed (may be empty)
     // CONS took a new value at `at`, the consumer's time, at its `rank`.
     std::function<void(const TimeRank& rank, Ps at)> cons_changed;
+    // With msi_coherent: the time a coherent write by the SMMU of `len`
+    // bytes at `pa` takes to take the lines from the cores that hold them.
+    std::function<Ps(uint64_t pa, unsigned len)> coherent_write;
   };
 
   SC_HAS_PROCESS(CommandQueueConsumer);

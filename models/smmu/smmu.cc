@@ -171,6 +171,7 @@ Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, IrqSink* irq, St
   hooks.executed = [this](const Command& cmd, Ps at) {
     if (observer_) observer_->on_command(cmd, at);
   };
+  hooks.coherent_write = [this](uint64_t pa, unsigned len) { return coherent_write_ ? coherent_write_(pa, len) : Ps{0}; };
   cmdq_regs_ = std::make_unique<MainCmdqRegs>(regfile_, sfm_);
   cmdq_ = std::make_unique<CommandQueueConsumer>("cmdq", *cmdq_regs_, *mem_, executor_, cmd_lanes_, cfg.features,
                                                  cmdq_timing(cfg), hooks, stats, std::string(basename()) + ".cmdq", trace);

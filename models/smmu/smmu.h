@@ -80,6 +80,9 @@ class Smmu : public sc_core::sc_module, public WatchableRegisters, private SmmuR
   Translator& translator() { return *translator_; }
   // What CMD_SYNC with CS = SIG_SEV does: the platform wires it to the cores.
   void set_event_sender(std::function<void()> send_event) { send_event_ = std::move(send_event); }
+  // cmdq.msi_coherent: what a coherent write by the SMMU to memory costs it
+  // (the platform's CPU caches, CpuCluster::device_write_ns).
+  void set_coherent_write(std::function<Ps(uint64_t pa, unsigned len)> fn) { coherent_write_ = std::move(fn); }
   // nullptr: none (the default).
   void set_observer(SmmuObserver* observer) { observer_ = observer; }
   // The run ended at `end`: the command queues close the trace slices of
@@ -161,6 +164,7 @@ class Smmu : public sc_core::sc_module, public WatchableRegisters, private SmmuR
   void check_watches(const sc_core::sc_time& delay);
   bool sfm_ = false;  // Service Failure Mode
   std::function<void()> send_event_;
+  std::function<Ps(uint64_t pa, unsigned len)> coherent_write_;
   SmmuObserver* observer_ = nullptr;
   IrqSink* irq_;
   TraceSink* trace_;

@@ -155,6 +155,7 @@ const ParamTable<SmmuConfig>& smmu_params() {
       cmdq.add("prefetch_ns", &Q::prefetch_ns, 0, 1e6, "ns", "PREFETCH_* execution.");
       cmdq.add("other_ns", &Q::other_ns, 0, 1e6, "ns", "ATC_INV and other commands.");
       cmdq.add("lanes", &Q::lanes, 1, 64, "", "Commands executing at once.");
+      cmdq.add("msi_coherent", &Q::msi_coherent, "true: a CMD_SYNC's MSI write to normal memory is a coherent write that takes the line from the cores holding a copy (those polling the word), and the queue consumes its next command only once the farthest copy is given up (a line transfer from where that core sits, the SMMU sitting with the first die: cacheline_transfer_die_ns, or _remote_ns from another die); the cores then fetch the line back from it; needs platform.cpu.count < 256. false (default): the write costs the queue nothing and the pollers' next load is a hit.");
     }
     ParamTable<TlbConfig> tlb;
     tlb.add("entries", &TlbConfig::entries, 1, 1 << 20, "entries", "TLB capacity.");

@@ -134,6 +134,26 @@ TEST(LineTransfer, TheDefaultTopologyIsOneCluster) {
   EXPECT_EQ(line_transfer_ns(cfg, 0, CoreSet::of(63), kWrite), cfg.cacheline_transfer_ns);
 }
 
+// A line a device wrote (CpuCluster::device_write_ns, the SMMU's coherent
+// MSI) is held by id `count`, no core's: it comes back to a core as from a
+// core of the first die in another cluster, or from the other die.
+TEST(LineTransfer, ADevicesLineComesAsFromTheFirstDie) {
+  CpuConfig cfg;
+  cfg.count = 64;
+  cfg.cluster_cores = 4;
+  cfg.die_cores = 32;
+  cfg.cacheline_transfer_ns = 30;
+  cfg.cacheline_transfer_die_ns = 35;
+  cfg.cacheline_transfer_remote_ns = 80;
+  const CoreSet device = CoreSet::of(cfg.count);
+  EXPECT_EQ(line_transfer_ns(cfg, 0, device, kRead), 35.0);
+  EXPECT_EQ(line_transfer_ns(cfg, 31, device, kRead), 35.0);
+  EXPECT_EQ(line_transfer_ns(cfg, 32, device, kRead), 80.0);
+  EXPECT_EQ(line_transfer_ns(cfg, 63, device, kWrite), 80.0);
+  cfg.cluster_cores = 64;  // one cluster: every transfer costs the same
+  EXPECT_EQ(line_transfer_ns(cfg, 63, device, kRead), 30.0);
+}
+
 // Server core counts: cores beyond 64 hold lines of their own, and a line
 // moving between dies far apart costs the remote transfer.
 TEST(LineTransfer, BeyondSixtyFourCores) {
