@@ -80,6 +80,13 @@ const config::ParamTable<TracePlayerParams>& trace_player_params() {
       p.within(&P::synth).within(cls).add(name, &T::delay_ns, 0, 1e9, "ns",
                                           (std::string("From a map to a ") + what + "'s first synthesized access.").c_str());
     };
+    p.within(&P::synth)
+        .address("synth_max_bytes", &SC::max_bytes, 4096, 1ull << 40, "bytes",
+                 "Most of a mapping a synthesized device moves: a larger mapping (VFIO's guest memory, a GPU's "
+                 "buffer) is not one transfer, and the device moves only its first this many bytes.")
+        .add("synth_max_accesses", &SC::max_accesses, 1, 4294967294.0, "accesses",
+             "Most synthesized accesses in all (40 bytes each): more is a configuration error, not a run out of "
+             "memory.");
     rate("synth_generic_gbytes_per_s", &SC::generic, "generic device");
     delay("synth_generic_delay_ns", &SC::generic, "generic device");
     rate("synth_nvme_gbytes_per_s", &SC::nvme, "NVMe drive");
@@ -130,7 +137,11 @@ std::shared_ptr<const TraceImage> load_trace(const DeviceConfig& d, const TraceP
   } catch (const dmatrace::TraceError& e) {
     throw config::ConfigError(where, e.what());  // "file:line: what"
   }
-  return std::make_shared<const TraceImage>(image.finish());
+  try {
+    return std::make_shared<const TraceImage>(image.finish());
+  } catch (const TraceImageError& e) {
+    throw config::ConfigError(where, file + ": " + e.what());
+  }
 }
 
 uint64_t count(const StatsRegistry& s, const std::string& path) {

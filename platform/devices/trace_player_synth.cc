@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace smmu_vp {
 
@@ -39,11 +40,12 @@ SynthResult synthesize_accesses(const std::vector<MappingSpan>& spans, const Syn
     if (s.size == 0 || (!s.reads && !s.writes)) continue;
     const DeviceClassTiming& t = cfg.timing(s.cls);
     const double ns_per_byte = t.gbytes_per_s > 0 ? 1.0 / t.gbytes_per_s : 0.0;
+    const uint64_t size = std::min(s.size, cfg.max_bytes);
     uint64_t offset = 0;
-    while (offset < s.size) {
+    while (offset < size) {
       // Pages of IOVA: the first may start inside one.
       const uint64_t in_page = (s.iova + offset) % kPage;
-      const uint64_t len = std::min(kPage - in_page, s.size - offset);
+      const uint64_t len = std::min(kPage - in_page, size - offset);
       uint64_t at = add_saturating(s.open_ns, t.delay_ns + static_cast<double>(offset) * ns_per_byte);
       if (at >= s.close_ns) {
         at = s.close_ns;
@@ -51,7 +53,10 @@ SynthResult synthesize_accesses(const std::vector<MappingSpan>& spans, const Syn
       }
       for (bool write : {false, true}) {
         if (write ? !s.writes : !s.reads) continue;
-        if (out.accesses.size() >= 0xfffffffeull) throw std::length_error("more synthesized accesses than 2^32 - 2");
+        if (out.accesses.size() >= std::min<uint64_t>(cfg.max_accesses, 0xfffffffeull))
+          throw std::length_error("more than " + std::to_string(cfg.max_accesses) +
+                                  " synthesized device accesses (synth_max_accesses; synth_max_bytes bounds each "
+                                  "mapping's)");
         PlayerAccess a;
         a.time_ns = at;
         a.sid = s.sid;

@@ -4,7 +4,7 @@
 // translation side (TLB, walks, the stale-entry window) idle.
 //
 // The assumption, documented in docs/traces.md: between a mapping and its
-// unmap the device moves the whole buffer once, page by page (4 KiB of IOVA,
+// unmap the device moves the whole buffer (up to max_bytes) once, page by page (4 KiB of IOVA,
 // one translation each), starting `delay_ns` after the map at the class's
 // bandwidth. It reads a to_device buffer, writes a from_device one, and
 // reads then writes each page of a bidirectional one; an iommu_map (no
@@ -47,6 +47,13 @@ struct SynthConfig {
   // StreamID in decimal; the rest get default_class.
   std::map<std::string, DeviceClass> classes;
   DeviceClass default_class = DeviceClass::kGeneric;
+  // A mapping larger than this (VFIO's guest memory, a GPU's buffer) is not
+  // one transfer: the device moves its first max_bytes. It also bounds what a
+  // few lines of trace can make (a map of 1 TiB: 2^28 accesses).
+  uint64_t max_bytes = 2ull << 20;
+  // More accesses than this in all (40 bytes each in the player) is an
+  // error naming the parameter, not a run out of memory.
+  uint64_t max_accesses = 16ull << 20;
 
   DeviceClass class_of(const std::string& dev, uint32_t sid) const;
   const DeviceClassTiming& timing(DeviceClass c) const;
@@ -69,7 +76,7 @@ struct SynthResult {
   uint64_t late = 0;                   // pages moved to just before their unmap
 };
 
-// The accesses of every span. Throws std::length_error past 2^32 - 2 accesses.
+// The accesses of every span. Throws std::length_error past max_accesses.
 SynthResult synthesize_accesses(const std::vector<MappingSpan>& spans, const SynthConfig& cfg);
 
 }  // namespace smmu_vp

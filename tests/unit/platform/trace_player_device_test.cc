@@ -162,5 +162,24 @@ TEST_F(TracePlayerDevice, AnImageLargerThanTheDmaRegionIsRefusedWhileItIsRead) {
   EXPECT_EQ(std::static_pointer_cast<const TraceImage>(rc.devices[0].prepared)->records, 5000u);
 }
 
+// Too many synthesized accesses is a configuration error naming the
+// parameter, not a run out of memory.
+TEST_F(TracePlayerDevice, TooManySynthesizedAccessesNameTheLimit) {
+  write("big.trace", "smmu-vp-trace 1 ns\n100 map sid=4 dir=to_device iova=0x10000 pa=0x80000000 size=1048576\n");
+  try {
+    build({{"type", "trace_player"}, {"base", "0x10000000"}, {"irq", 40}, {"trace", "big.trace"},
+           {"synth_max_accesses", 100}});
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "/platform/devices/tp0/trace");
+    EXPECT_NE(std::string(e.what()).find("more than 100 synthesized device accesses (synth_max_accesses"),
+              std::string::npos)
+        << e.what();
+  }
+  const RunConfig rc = build({{"type", "trace_player"}, {"base", "0x10000000"}, {"irq", 40}, {"trace", "big.trace"},
+                              {"synth_max_bytes", 65536}});
+  EXPECT_EQ(std::static_pointer_cast<const TraceImage>(rc.devices[0].prepared)->accesses_synthesized, 16u);
+}
+
 }  // namespace
 }  // namespace smmu_vp::config

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "devices/trace_player_image.h"
@@ -79,6 +80,21 @@ TEST(TracePlayerSynth, PagesPastTheUnmapMoveToIt) {
   EXPECT_EQ(r.accesses[2].time_ns, 5000u);
   EXPECT_EQ(r.accesses[3].time_ns, 5000u);
   EXPECT_EQ(r.late, 2u);
+}
+
+// A few lines of trace must not make billions of accesses (found by
+// fuzz_dma_trace: a map of 2^40 bytes ran the harness out of memory). A
+// mapping gives at most max_bytes, and all of them at most max_accesses.
+TEST(TracePlayerSynth, AMappingMovesAtMostMaxBytesAndTheTotalIsBounded) {
+  SynthConfig cfg;
+  cfg.max_bytes = 3 * 4096;
+  const SynthResult r = synthesize_accesses({span(0, ~0ull, 0, 1ull << 40, true, false)}, cfg);
+  ASSERT_EQ(r.accesses.size(), 3u);
+  EXPECT_EQ(r.accesses[2].offset, 2u * 4096);
+  cfg.max_accesses = 5;
+  EXPECT_THROW(synthesize_accesses({span(0, ~0ull, 0, 1ull << 40, true, false), span(0, ~0ull, 0, 1ull << 40, true, false)},
+                                   cfg),
+               std::length_error);
 }
 
 TEST(TracePlayerSynth, ClassByDeviceNameThenStreamId) {
