@@ -28,11 +28,6 @@ struct Live {
 };
 using LiveMap = std::map<uint64_t, Live>;
 
-uint64_t end_of(uint64_t iova, uint64_t size) {
-  const uint64_t n = std::max<uint64_t>(size, 1);  // a zero-size map still names its address
-  return iova + n < iova ? ~0ull : iova + n;
-}
-
 // The live mapping containing iova, or m.end().
 LiveMap::iterator find_live(LiveMap& m, uint64_t iova) {
   auto it = m.upper_bound(iova);
@@ -98,7 +93,7 @@ class SlotResolver {
     last_access_plus1_.push_back(0);
     if (spans_) keep_span(o, cls);
     if (o.iova == dmatrace::kNoAddr) return;  // nothing can find it
-    const uint64_t end = end_of(o.iova, o.size);
+    const uint64_t end = dmatrace::range_end(o.iova, o.size);
     auto it = m.upper_bound(o.iova);
     if (it != m.begin() && std::prev(it)->second.end > o.iova) --it;
     bool overlaps = false;

@@ -70,6 +70,13 @@ struct Record {
   std::vector<Segment> segs;   // kMapSg / kUnmapSg
 };
 
+// The end (exclusive) of the range a record names: a zero size still names
+// its address; a range past the top of the address space ends there.
+inline uint64_t range_end(uint64_t iova, uint64_t size) {
+  const uint64_t n = size ? size : 1;
+  return iova + n < iova ? ~0ull : iova + n;
+}
+
 // Every member equal (the round-trip tests compare records).
 bool operator==(const Record& a, const Record& b);
 inline bool operator!=(const Record& a, const Record& b) { return !(a == b); }

@@ -2,16 +2,9 @@
 
 #include <algorithm>
 
+#include "dmatrace/dma_trace.h"
+
 namespace smmu_vp::dmatrace {
-
-namespace {
-
-uint64_t end_of(uint64_t iova, uint64_t size) {
-  const uint64_t n = std::max<uint64_t>(size, 1);
-  return iova + n < iova ? ~0ull : iova + n;
-}
-
-}  // namespace
 
 std::string domain_recovery_summary(const DomainRecoveryStats& s) {
   return "domain recovery: " + std::to_string(s.maps) + " iommu maps without a device assigned to " +
@@ -47,7 +40,7 @@ void DomainRecovery::use(size_t domain, int64_t pid) {
 
 size_t DomainRecovery::map(uint64_t iova, uint64_t size, int64_t pid) {
   ++stats_.maps;
-  const uint64_t end = end_of(iova, size);
+  const uint64_t end = range_end(iova, size);
   std::vector<size_t> fits;
   for (size_t i = 0; i < domains_.size(); ++i)
     if (!overlaps(domains_[i], iova, end)) fits.push_back(i);
@@ -88,7 +81,7 @@ size_t DomainRecovery::map(uint64_t iova, uint64_t size, int64_t pid) {
 
 size_t DomainRecovery::unmap(uint64_t iova, uint64_t size, int64_t pid) {
   ++stats_.unmaps;
-  const uint64_t end = end_of(iova, size);
+  const uint64_t end = range_end(iova, size);
   std::vector<size_t> holders;
   for (size_t i = 0; i < domains_.size(); ++i) {
     const auto& live = domains_[i].live;
