@@ -14,7 +14,8 @@ packages=(
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev      # wall-clock benchmarks
   gcc-aarch64-linux-gnu # freestanding aarch64 build check of sw/, the qemu-virt image
-  qemu-system-arm       # qemu-system-aarch64: sw/ on QEMU's SMMUv3 (tests/qemu)
+  qemu-system-arm       # qemu-system-aarch64: sw/ on QEMU's SMMUv3 (tests/qemu), kernel captures
+  cpio xz-utils         # scripts/capture-kernel-traces.sh: the guest's initramfs, Debian's modules
   clang                 # the fuzz build (make fuzz): libFuzzer is clang's
   libclang-rt-14-dev    # libFuzzer and the sanitizer runtimes for clang 14
   python3-matplotlib    # plots of scripts/plot.py, scripts/reproduce.py (make reproduce), their tests
