@@ -78,15 +78,29 @@ class SlotResolver {
     if (is_unmapping(op) && it != m.end()) {
       // Not before the accesses to the mapping that came before it are done.
       o.aux = last_access_plus1_[o.slot];
+      close(it->second.slot, o.time_ns, k);
       m.erase(it);
-      if (spans_) {
-        (*spans_)[o.slot].close_ns = o.time_ns;
-        (*close_record_)[o.slot] = k;
+      // Linux's iommu_unmap ends everything mapped in its range: one unmap
+      // of a scatterlist's IOVA range for the several iommu_map events that
+      // mapped its pieces (dma-iommu's iommu_dma_map_sg).
+      if (op == Op::kIommuUnmap) {
+        const uint64_t end = dmatrace::range_end(o.iova, o.size);
+        for (auto j = m.lower_bound(o.iova); j != m.end() && j->first < end; j = m.erase(j)) {
+          o.aux = std::max(o.aux, last_access_plus1_[j->second.slot]);
+          close(j->second.slot, o.time_ns, k);
+        }
       }
     }
   }
 
  private:
+  // The synthesis's span of a slot ends at its unmap, record k.
+  void close(uint32_t slot, uint64_t time_ns, uint32_t k) {
+    if (!spans_) return;
+    (*spans_)[slot].close_ns = time_ns;
+    (*close_record_)[slot] = k;
+  }
+
   // A mapping: a new slot; a live mapping it overlaps stops being live.
   void open(LiveMap& m, tp_record& o, DeviceClass cls) {
     o.slot = img_.slots++;

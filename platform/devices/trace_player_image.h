@@ -9,7 +9,8 @@
 //  - Every map, map_sg, alloc and iommu_map opens a new slot, numbered in
 //    order. Per StreamID, an interval index of the live mappings (by trace
 //    iova) resolves unmap, unmap_sg, sync, free, iommu_unmap, access and
-//    fault records to the slot containing their iova, and their offset in it.
+//    fault records to the slot containing their iova, and their offset in it;
+//    an iommu_unmap also ends every other mapping in its range.
 //    Nothing contains it: TP_NO_SLOT, counted as unmatched (accesses as
 //    accesses_unmapped; faults are not counted).
 //  - A map over a live mapping of the same StreamID counts as overlapping and

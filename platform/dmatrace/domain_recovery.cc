@@ -11,7 +11,8 @@ std::string domain_recovery_summary(const DomainRecoveryStats& s) {
          std::to_string(s.new_domains) + " domains (" + std::to_string(s.by_adjacency) + " continuing their domain's " +
          "last range, " + std::to_string(s.by_task) + " by their task, " + std::to_string(s.by_recency) +
          " by recency, " + std::to_string(s.ambiguous) + " of those ambiguous); " + std::to_string(s.unmaps) +
-         " unmaps: " + std::to_string(s.unmaps_unique) + " in one domain, " + std::to_string(s.unmaps_ambiguous) +
+         " unmaps: " + std::to_string(s.unmaps_unique) + " in one domain, " + std::to_string(s.unmaps_whole) +
+         " ending whole mappings in only one, " + std::to_string(s.unmaps_ambiguous) +
          " ambiguous, " + std::to_string(s.unmaps_unmatched) + " unmatched";
 }
 
@@ -23,6 +24,15 @@ bool DomainRecovery::overlaps(const Domain& d, uint64_t iova, uint64_t end) cons
   auto it = d.live.lower_bound(iova);
   if (it != d.live.end() && it->first < end) return true;
   return it != d.live.begin() && std::prev(it)->second > iova;
+}
+
+// The live ranges the unmap [iova, end) touches start at iova and end by end.
+bool DomainRecovery::unmaps_exactly(const Domain& d, uint64_t iova, uint64_t end) const {
+  auto it = d.live.find(iova);
+  if (it == d.live.end()) return false;
+  for (; it != d.live.end() && it->first < end; ++it)
+    if (it->second > end) return false;
+  return true;
 }
 
 size_t DomainRecovery::open_domain() {
@@ -82,16 +92,23 @@ size_t DomainRecovery::map(uint64_t iova, uint64_t size, int64_t pid) {
 size_t DomainRecovery::unmap(uint64_t iova, uint64_t size, int64_t pid) {
   ++stats_.unmaps;
   const uint64_t end = range_end(iova, size);
-  std::vector<size_t> holders;
+  std::vector<size_t> holders, exact;
   for (size_t i = 0; i < domains_.size(); ++i) {
     const auto& live = domains_[i].live;
     auto it = live.upper_bound(iova);
-    if (it != live.begin() && std::prev(it)->second > iova) holders.push_back(i);
+    if (it != live.begin() && std::prev(it)->second > iova) {
+      holders.push_back(i);
+      if (unmaps_exactly(domains_[i], iova, end)) exact.push_back(i);
+    }
   }
+  // Linux unmaps what it mapped, whole: a domain whose mappings the unmap
+  // would cut is not the one (dma-iommu frees its IOVA allocations whole).
+  const bool several = holders.size() > 1;
+  if (!exact.empty()) holders.swap(exact);
   size_t chosen = kNone;
   if (holders.size() == 1) {
     chosen = holders[0];
-    ++stats_.unmaps_unique;
+    ++(several ? stats_.unmaps_whole : stats_.unmaps_unique);
   } else if (holders.empty()) {
     ++stats_.unmaps_unmatched;
     return kNone;
@@ -105,11 +122,21 @@ size_t DomainRecovery::unmap(uint64_t iova, uint64_t size, int64_t pid) {
         return domains_[a].last_used < domains_[b].last_used;
       });
   }
-  // An unmap may cover several mappings: every live one in its range ends.
+  // An unmap may cover several mappings (a scatterlist's pieces): every live
+  // range in it ends. A part of a mapping outside it stays mapped, as in the
+  // page tables, so that no later map is put over it.
   auto& live = domains_[chosen].live;
   auto it = live.upper_bound(iova);
   if (it != live.begin() && std::prev(it)->second > iova) --it;
-  while (it != live.end() && it->first < end) it = live.erase(it);
+  uint64_t head_start = 0, tail_end = 0;
+  bool head = false, tail = false;
+  while (it != live.end() && it->first < end) {
+    if (it->first < iova) head = true, head_start = it->first;
+    if (it->second > end) tail = true, tail_end = it->second;
+    it = live.erase(it);
+  }
+  if (head) live.emplace(head_start, iova);
+  if (tail) live.emplace(end, tail_end);
   use(chosen, pid);
   return chosen;
 }

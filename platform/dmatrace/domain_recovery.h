@@ -12,8 +12,10 @@
 //    more than one was a candidate). A map that overlaps every domain opens
 //    a new one.
 //  - unmap: the domains holding a live mapping at its IOVA; one is taken as
-//    is; among several, the same task's last domain, else the one that
-//    mapped it most recently (ambiguous). None: unmatched.
+//    is; among several, those whose mappings it would end whole (dma-iommu
+//    unmaps an IOVA allocation whole), then the same task's last domain,
+//    else the one that mapped it most recently (ambiguous). None: unmatched.
+//    Parts of mappings outside its range stay live.
 //  - A new domain belongs to the earliest attach_device_to_domain device
 //    that has none yet; without one it is named iommu-domain-N.
 #pragma once
@@ -36,6 +38,7 @@ struct DomainRecoveryStats {
   uint64_t ambiguous = 0;       // maps with more than one candidate and no adjacency or task to choose by
   uint64_t unmaps = 0;          // iommu:unmap events
   uint64_t unmaps_unique = 0;   // exactly one domain held the IOVA
+  uint64_t unmaps_whole = 0;     // several held it; only one would unmap whole mappings
   uint64_t unmaps_ambiguous = 0;
   uint64_t unmaps_unmatched = 0;  // no domain held it (mapped before the capture)
 };
@@ -66,6 +69,7 @@ class DomainRecovery {
     uint64_t last_used = 0;  // event counter
   };
   bool overlaps(const Domain& d, uint64_t iova, uint64_t end) const;
+  bool unmaps_exactly(const Domain& d, uint64_t iova, uint64_t end) const;
   size_t open_domain();
   void use(size_t domain, int64_t pid);
 

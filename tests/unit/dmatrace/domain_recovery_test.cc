@@ -42,6 +42,21 @@ TEST(DomainRecovery, OverlappingIovaSpacesBecomeTwoDomains) {
   EXPECT_EQ(r.stats().unmaps_unmatched, 1u);
 }
 
+// dma-iommu unmaps an IOVA allocation whole, so of two domains holding the
+// unmap's IOVA the one whose mapping it would cut is not the one, whatever
+// the task says; the other keeps its mapping, so no later map goes over it.
+TEST(DomainRecovery, AnUnmapGoesWhereItEndsWholeMappings) {
+  DomainRecovery r;
+  EXPECT_EQ(r.map(0x1000, 0x5000, 1), 0u);  // a 20 KiB coherent buffer
+  EXPECT_EQ(r.map(0x1000, 0x1000, 2), 1u);  // collides: a second domain
+  EXPECT_EQ(r.map(0x6000, 0x1000, 7), 0u);  // continues domain 0: task 7's domain
+  EXPECT_EQ(r.unmap(0x1000, 0x1000, 7), 1u);  // would cut domain 0's buffer
+  EXPECT_EQ(r.stats().unmaps_whole, 1u);
+  EXPECT_EQ(r.stats().unmaps_ambiguous, 0u);
+  // Domain 0's buffer is still live: a map over it goes elsewhere.
+  EXPECT_EQ(r.map(0x3000, 0x1000, 1), 1u);
+}
+
 TEST(DomainRecovery, ATaskKeepsItsDomainAndDomainsWithoutADeviceAreNamed) {
   DomainRecovery r;
   EXPECT_EQ(r.map(0x10000, 0x1000, 1), 0u);

@@ -172,6 +172,24 @@ TEST(TracePlayerImage, IommuOnlyTracesUseIommuMapSlots) {
   EXPECT_EQ(img.unmatched, 0u);
 }
 
+// A scatterlist mapped by dma-iommu: one IOVA range, an iommu:map event per
+// piece, one iommu:unmap of the whole range (Linux's iommu_unmap ends all
+// that is mapped in its range). Every piece ends there, the unmap waits for
+// the accesses to all of them, and the range can be mapped again.
+TEST(TracePlayerImage, IommuUnmapEndsEveryPieceInItsRange) {
+  std::vector<Record> in{rec(0, Op::kIommuMap, 0x80000, 0x1000),  rec(1, Op::kIommuMap, 0x81000, 0x2000),
+                         rec(2, Op::kIommuMap, 0x83000, 0x1000),  access(3, 0x81800, 64, true),
+                         access(4, 0x80000, 64, true),            rec(5, Op::kIommuUnmap, 0x80000, 0x4000),
+                         rec(6, Op::kIommuMap, 0x82000, 0x1000),  access(7, 0x83000, 64, false)};
+  const TraceImage img = build_trace_image(in, 0);
+  EXPECT_EQ(record(img, 5).slot, 0u);
+  EXPECT_EQ(record(img, 5).aux, 2u);  // after both accesses: index 1, plus one
+  EXPECT_EQ(img.overlapping, 0u);     // the map at 0x82000 is over nothing live
+  EXPECT_EQ(img.unmatched, 0u);
+  EXPECT_EQ(img.accesses[2].slot, TP_NO_SLOT);  // the third piece ended too
+  EXPECT_EQ(img.accesses_unmapped, 1u);
+}
+
 TEST(TracePlayerImage, UnmapWaitsForTheLastAccessToItsSlotOnly) {
   std::vector<Record> in{rec(0, Op::kMap, 0x1000, 0x1000),  rec(1, Op::kMap, 0x5000, 0x1000),
                          access(2, 0x1000, 4, false),        access(3, 0x5000, 4, false),
