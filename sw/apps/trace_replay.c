@@ -412,6 +412,9 @@ static unsigned core_of(const struct tp_record *r, unsigned cores) {
   return (unsigned)r->cpu % cores;
 }
 
+/* How often an idle core looks at a pending flush queue's timer. */
+#define FQ_POLL_NS 100000u
+
 /* Timed mode: sleeps until the record's (scaled) trace time. */
 static void wait_for_time(const struct tp_record *r) {
   if (rp.timing != TIMING_TIMED) return;
@@ -425,11 +428,23 @@ static void wait_for_time(const struct tp_record *r) {
                            : rp.t0_ns + q * rp.scale_pct + rem * rp.scale_pct / 100u;
   uint64_t now = hal_now_ns();
   if (now < due) {
-    /* The lazy flush timer's deadline may pass meanwhile (dma_iommu.h). */
-    for (unsigned i = 0; i < rp.nstreams; i++)
-      if (rp.streams[i].dma.translated) dma_flush_queue_timer_poll(&rp.streams[i].dma.dev);
-    now = hal_now_ns();
-    if (now < due) hal_delay_ns(due - now);
+    /* The lazy flush timer's deadline may pass meanwhile (dma_iommu.h): while
+     * a flush is pending the wait wakes every FQ_POLL_NS to run it, as
+     * Linux's timer fires in an idle gap; else one idle gap of 170 ms left
+     * unmapped buffers reachable for all of it instead of the timer's 10. */
+    for (;;) {
+      bool pending = false;
+      for (unsigned i = 0; i < rp.nstreams; i++) {
+        struct app_dma *d = &rp.streams[i].dma;
+        if (!d->translated) continue;
+        dma_flush_queue_timer_poll(&d->dev);
+        if (dma_flush_queue_pending(&d->cookie)) pending = true;
+      }
+      now = hal_now_ns();
+      if (now >= due) break;
+      hal_delay_ns(pending && due - now > FQ_POLL_NS ? FQ_POLL_NS : due - now);
+      if (!pending) break;
+    }
   } else {
     hal_stat_sample("lag_ns", now - due);
   }
@@ -442,7 +457,7 @@ static void drain_flush_queues(void) {
     struct app_dma *d = &rp.streams[i].dma;
     if (!d->translated) continue;
     while (dma_flush_queue_pending(&d->cookie)) {
-      if (!dma_flush_queue_timer_poll(&d->dev)) hal_delay_ns(100000);
+      if (!dma_flush_queue_timer_poll(&d->dev)) hal_delay_ns(FQ_POLL_NS);
     }
   }
 }
