@@ -137,4 +137,21 @@ void BM_FtraceImportFile(benchmark::State& state) {
 }
 BENCHMARK(BM_FtraceImportFile)->ArgName("gz")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The real captures of traces/samples (docs/traces.md, "Real captures"),
+// gzip read as shipped: arg 0 is Linux 6.1's (iommu events only, every map
+// and unmap through domain recovery), arg 1 Linux 6.12's (with dma: events).
+void BM_FtraceImportRealCapture(benchmark::State& state) {
+  namespace fs = std::filesystem;
+  const std::string in = std::string(SMMU_VP_SOURCE_DIR) + "/traces/samples/ftrace_linux-" +
+                         (state.range(0) ? "6.12" : "6.1") + "_strict.txt.gz";
+  const fs::path dir = fs::temp_directory_path() / ("smmu-vp-ftrace-bench-real-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "out.trace").string();
+  uint64_t lines = 0;
+  for (auto _ : state) lines += smmu_vp::dmatrace::import_ftrace(in, out, ImportOptions{}).lines;
+  state.SetItemsProcessed(static_cast<int64_t>(lines));
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_FtraceImportRealCapture)->ArgName("linux_6_12")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace
