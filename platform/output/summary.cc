@@ -1,5 +1,7 @@
 #include "output/summary.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "config/device_type.h"
@@ -36,6 +38,31 @@ std::string smmu_of(const config::RunConfig& cfg, const std::string& path) {
   return "";
 }
 
+// TLB lookups per StreamID, when more than one StreamID was translated: which
+// device the TLB served, and how well (a replayed trace's devices, a SoC's).
+void print_tlb_by_stream(std::ostream& os, const StatsRegistry& s, const std::string& p) {
+  const std::string by = p + "tlb.by_sid.", leaf = ".lookups";
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> sids;  // sid -> lookups, hits
+  for (const auto& path : s.paths()) {
+    if (path.size() <= by.size() + leaf.size() || path.compare(0, by.size(), by) != 0 ||
+        path.compare(path.size() - leaf.size(), leaf.size(), leaf) != 0)
+      continue;
+    const std::string sid = path.substr(by.size(), path.size() - by.size() - leaf.size());
+    if (sid.empty() || sid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (const uint64_t n = counter(s, path))
+      sids[std::stoull(sid)] = {n, counter(s, by + sid + ".hits")};
+  }
+  if (sids.size() < 2) return;
+  os << "  TLB by StreamID:";
+  const char* sep = " ";
+  for (const auto& [sid, lh] : sids) {
+    os << fmt::format("{}{}: {} lookups, {:.1f}% hits", sep, sid, lh.first,
+                      100.0 * static_cast<double>(lh.second) / static_cast<double>(lh.first));
+    sep = "; ";
+  }
+  os << "\n";
+}
+
 // What SMMU instance i did: translation, invalidation, and faults a user must see.
 void print_smmu(std::ostream& os, const StatsRegistry& s, const config::RunConfig& cfg, unsigned i) {
   const std::string n = cfg.smmu_name(i), p = n + ".";
@@ -47,6 +74,7 @@ void print_smmu(std::ostream& os, const StatsRegistry& s, const config::RunConfi
                     c.translation.distributed.enabled() ? "TCU " : "", lookups,
                     lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0,
                     counter(s, p + "ptw.walks.s1") + counter(s, p + "ptw.walks.s2"));
+  print_tlb_by_stream(os, s, p);
   if (const auto& tbus = c.translation.distributed.tbus; !tbus.empty()) {
     uint64_t translations = 0, tbu_hits = 0, misses = 0, waits = 0;
     for (const auto& t : tbus) {

@@ -19,6 +19,7 @@ namespace {
 struct Replayed {
   std::map<Op, uint64_t> records;  // of the imported trace, by op
   nlohmann::json stats;
+  std::string summary;
 };
 
 // Imports a capture and replays it with the shipped replay scenario, at the
@@ -37,6 +38,7 @@ Replayed import_and_replay(const std::string& capture) {
                      " --set scenario.stop.max_time_us=5000000 --quiet --out " + (d / "out").string());
   EXPECT_EQ(run.exit_code, 0) << run.out;
   r.stats = read_json(d / "out" / "stats.json");
+  r.summary = run.out;
   fs::remove_all(d);
   return r;
 }
@@ -59,6 +61,8 @@ void expect_clean_translated_replay(const Replayed& r, const std::string& captur
   for (const auto& [sid, tlb] : st["smmu"]["tlb"]["by_sid"].items())
     if (tlb.contains("lookups") && tlb["lookups"].get<double>() > 100) ++translated;
   EXPECT_EQ(translated, 3) << st["smmu"]["tlb"]["by_sid"].dump();
+  // The summary says so per StreamID.
+  EXPECT_NE(r.summary.find("TLB by StreamID: "), std::string::npos) << r.summary;
 }
 
 }  // namespace
