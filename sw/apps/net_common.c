@@ -93,13 +93,18 @@ static int leader_setup(const char *app) {
   cfg.irq_mode = hal_param("msi") ? NIC_IRQ_MSI : NIC_IRQ_WIRED;
   cfg.coal_frames = (uint32_t)hal_param("coal_frames");
   cfg.coal_usecs = (uint32_t)hal_param("coal_usecs");
+  cfg.rx_page_bytes = (uint32_t)hal_param("page_bytes");
   if (nic_probe(&in->nic, name, dev, &cfg, hal_app_cores()) != 0) return -1;
   /* ndo_open: every queue's rings and buffers, on this core. */
   for (unsigned q = 0; q < in->nic.nqueues; q++)
     if (nic_queue_setup(&in->nic, q) != 0) return -1;
+  nic_set_stack_hold(&in->nic, hal_param("stack_hold_ns"));
   hal_log(HAL_LOG_INFO, "%s: %s at %u Mbit/s, %u queue(s) of %u, %s unmap, %s buffers, cmdq %llu sync %llu tlbi %llu",
           app, name, in->nic.link_mbps, in->nic.nqueues, in->nic.hw_queues, unmap_names[hal_param("unmap")],
-          cfg.buffers == NIC_BUFFERS_PAGE_POOL ? "page-pool" : "per-packet", (unsigned long long)hal_param("cmdq"),
+          cfg.buffers == NIC_BUFFERS_PAGE_POOL    ? "page-pool"
+          : cfg.buffers == NIC_BUFFERS_PAGE_REUSE ? "page-reuse"
+                                                  : "per-packet",
+          (unsigned long long)hal_param("cmdq"),
           (unsigned long long)hal_param("sync"), (unsigned long long)hal_param("tlbi"));
   return 0;
 }
@@ -185,6 +190,15 @@ static void report_totals(const char *app, bool rx, uint64_t window_ns) {
       drops[i] = nic_read_stat(&in->nic, drop_regs[i]) - in->drops_at_start[i];
       hal_stat_set(drop_names[i], (double)drops[i]);
     }
+  if (rx && in->nic.cfg.buffers == NIC_BUFFERS_PAGE_REUSE) {
+    uint64_t reuses = 0, unmaps = 0;
+    for (unsigned q = 0; q < in->nic.nqueues; q++) {
+      reuses += nic_page_reuse_of(&in->nic.q[q].rx)->reuses;
+      unmaps += nic_page_reuse_of(&in->nic.q[q].rx)->unmaps;
+    }
+    hal_stat_set("rx_page_reuses", (double)reuses);
+    hal_stat_set("rx_page_unmaps", (double)unmaps);
+  }
   iommu_setup_report(&in->nic_dma);
   hal_log(HAL_LOG_INFO,
           "%s: %.2f Gbit/s payload, %.3f Mpps over %.3f ms on %u core(s); CPU %.1f%% (%.2f busy cores, %.2f Gbit/s "

@@ -12,6 +12,20 @@ void nic_config_default(struct nic_config *cfg) {
   cfg->irq_mode = NIC_IRQ_MSI;
   cfg->coal_frames = 64;
   cfg->coal_usecs = 8;
+  cfg->rx_page_bytes = 4096;
+}
+
+struct nic_page_reuse *nic_page_reuse_of(const struct nic_ring *rx) {
+  return (struct nic_page_reuse *)(rx->bufs + rx->size);
+}
+
+void nic_set_stack_hold(struct nic_dev *nic, uint64_t ns) {
+  if (nic->cfg.buffers != NIC_BUFFERS_PAGE_REUSE) return;
+  for (unsigned q = 0; q < nic->nqueues; q++) nic_page_reuse_of(&nic->q[q].rx)->stack_hold_ns = ns;
+}
+
+uint64_t *nic_page_held_until(const struct nic_ring *rx, uint32_t slot) {
+  return (uint64_t *)(nic_page_reuse_of(rx) + 1) + (size_t)slot * NIC_PAGE_MAX_BUFS;
 }
 
 uint64_t nic_read_stat(const struct nic_dev *nic, uint32_t reg) { return hal_read64(nic->info.base + reg); }
@@ -19,12 +33,20 @@ uint64_t nic_read_stat(const struct nic_dev *nic, uint32_t reg) { return hal_rea
 static bool is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
 
 /* Coherent memory for a ring: allocated and mapped once (dma_alloc_coherent). */
-static int ring_alloc(struct nic_dev *nic, struct nic_ring *r, uint32_t size) {
+static int ring_alloc(struct nic_dev *nic, struct nic_ring *r, uint32_t size, bool rx) {
   const size_t bytes = (size_t)size * NIC_DESC_BYTES;
   r->desc = (struct nic_desc *)hal_dma_alloc(bytes, 4096, &r->desc_pa);
   phys_addr_t bufs_pa;
-  r->bufs = (struct nic_buf *)hal_dma_alloc(sizeof(struct nic_buf) * size, 64, &bufs_pa);
+  const size_t reuse = rx && nic->cfg.buffers == NIC_BUFFERS_PAGE_REUSE
+                           ? sizeof(struct nic_page_reuse) + sizeof(uint64_t) * NIC_PAGE_MAX_BUFS * size
+                           : 0;
+  r->bufs = (struct nic_buf *)hal_dma_alloc(sizeof(struct nic_buf) * size + reuse, 64, &bufs_pa);
   if (!r->desc || !r->bufs) return -1;
+  if (reuse) {
+    sw_memset(r->bufs + size, 0, reuse);
+    r->size = size; /* nic_page_reuse_of finds the state behind the slots */
+    nic_page_reuse_of(r)->stack_hold_ns = NIC_STACK_HOLD_NS;
+  }
   r->desc_dma = nic_dma_map(nic, r->desc_pa, bytes, DMA_BIDIRECTIONAL);
   if (r->desc_dma == DMA_MAPPING_ERROR) return -1;
   r->size = size;
@@ -65,6 +87,13 @@ int nic_probe(struct nic_dev *nic, const char *name, struct dma_dev *dma, const 
             cfg->rx_buf_bytes, nic->max_frame);
     return -1;
   }
+  if (cfg->buffers == NIC_BUFFERS_PAGE_REUSE &&
+      (!is_pow2(cfg->rx_page_bytes) || cfg->rx_page_bytes < 2 * cfg->rx_buf_bytes ||
+       cfg->rx_page_bytes % cfg->rx_buf_bytes || cfg->rx_page_bytes / cfg->rx_buf_bytes > NIC_PAGE_MAX_BUFS)) {
+    hal_log(HAL_LOG_ERROR, "nic: page reuse needs a power-of-two page of 2 to %u buffers of %u bytes, not %u bytes",
+            NIC_PAGE_MAX_BUFS, cfg->rx_buf_bytes, cfg->rx_page_bytes);
+    return -1;
+  }
   nic->nqueues = nqueues;
   /* The doorbell page, mapped once like Linux's MSI cookie page. */
   const phys_addr_t doorbell = hal_msi_doorbell();
@@ -79,7 +108,7 @@ int nic_probe(struct nic_dev *nic, const char *name, struct dma_dev *dma, const 
     q->nic = nic;
     q->index = i;
     q->irq = nic->info.irq + i;
-    if (ring_alloc(nic, &q->rx, cfg->rx_ring_size) != 0 || ring_alloc(nic, &q->tx, cfg->tx_ring_size) != 0) {
+    if (ring_alloc(nic, &q->rx, cfg->rx_ring_size, true) != 0 || ring_alloc(nic, &q->tx, cfg->tx_ring_size, false) != 0) {
       hal_log(HAL_LOG_ERROR, "nic: out of DMA memory for the rings of queue %u", i);
       return -1;
     }

@@ -24,7 +24,12 @@
  *    before page_pool; what seed 001 measured);
  *  - NIC_BUFFERS_PAGE_POOL: buffers are mapped once and recycled mapped
  *    (Linux's page_pool with DMA mapping): the IOMMU is out of the per-packet
- *    path.
+ *    path;
+ *  - NIC_BUFFERS_PAGE_REUSE: each slot owns a page, mapped whole, cut into
+ *    buffers the slot posts in turn; the page is unmapped and replaced only
+ *    when the slot comes back to its first buffer while the stack still
+ *    holds one of the others (hns3_nic_reuse_page, Linux v5.4, the driver of
+ *    seed 001's 100G NIC; nic_rx.c).
  * TX always maps each frame at transmit and unmaps it at completion.
  */
 #ifndef SMMU_VP_SW_DRIVERS_NIC_H
@@ -46,7 +51,11 @@ extern "C" {
 enum nic_buffer_policy {
   NIC_BUFFERS_MAP_PER_PACKET = 0,
   NIC_BUFFERS_PAGE_POOL = 1,
+  NIC_BUFFERS_PAGE_REUSE = 2,
 };
+
+/* Page reuse: at most this many buffers per page (64 KiB of 2 KiB). */
+#define NIC_PAGE_MAX_BUFS 32u
 
 enum nic_irq_mode {
   NIC_IRQ_MSI = 0,   /* per-queue MSI (MSI-X style), the default */
@@ -61,10 +70,11 @@ struct nic_config {
   enum nic_irq_mode irq_mode;
   uint32_t coal_frames;  /* ethtool rx-frames: completions per interrupt (0: off) */
   uint32_t coal_usecs;   /* ethtool rx-usecs (0: off) */
+  uint32_t rx_page_bytes; /* page reuse: each slot's page, a power of two, 2 to 32 buffers */
 };
 
 /* Defaults: 1024-entry rings, 2 KiB buffers, map per packet, MSI, an
- * interrupt per 64 completions or 8 us. */
+ * interrupt per 64 completions or 8 us; for page reuse 4 KiB pages. */
 void nic_config_default(struct nic_config *cfg);
 
 struct nic_buf {
@@ -72,6 +82,7 @@ struct nic_buf {
   uint64_t dma;    /* its device address while mapped */
   uint32_t len;    /* mapped length */
   bool mapped;
+  uint16_t offset; /* page reuse: the buffer posted, from pa and dma (fits the padding) */
 };
 
 struct nic_ring {
@@ -83,6 +94,25 @@ struct nic_ring {
   uint32_t next_to_clean; /* next slot the NIC completes */
   struct nic_buf *bufs;   /* one per slot */
 };
+
+/* Page reuse's state of an RX ring. It lives behind the ring's nic_buf
+ * array, allocated only under that policy, so that the other policies'
+ * memory layout (which the simulated caches see) stays as it was. */
+struct nic_page_reuse {
+  uint64_t reuses;        /* buffers reposted from their page */
+  uint64_t unmaps;        /* pages unmapped and replaced */
+  uint64_t stack_hold_ns; /* how long the stack holds a buffer it was given */
+  /* Followed by, per slot, NIC_PAGE_MAX_BUFS times: when the stack lets go
+   * of each buffer of the slot's page (nic_page_held_until). */
+};
+struct nic_page_reuse *nic_page_reuse_of(const struct nic_ring *rx);
+/* Page reuse: the stack frees each received buffer `ns` after it got it
+ * (NIC_STACK_HOLD_NS until told): what page_count would show the driver.
+ * After nic_queue_setup. */
+#define NIC_STACK_HOLD_NS 100000u
+struct nic_dev;
+void nic_set_stack_hold(struct nic_dev *nic, uint64_t ns);
+uint64_t *nic_page_held_until(const struct nic_ring *rx, uint32_t slot);
 
 struct nic_queue_stats {
   uint64_t rx_packets, rx_bytes;

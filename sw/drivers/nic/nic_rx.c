@@ -1,5 +1,6 @@
 /* NIC driver: the RX ring (refill, completion, buffer policies). */
 #include "drivers/nic/nic_internal.h"
+#include "lib/string.h"
 
 /* The CPU's first read of a descriptor line the NIC wrote back misses:
  * charged once per 64-byte line (two descriptors). */
@@ -7,16 +8,61 @@ static void charge_desc_line(const struct nic_dev *nic, uint32_t slot) {
   if ((slot * NIC_DESC_BYTES) % 64 == 0) hal_cost_id(nic->cost_desc_miss, 1);
 }
 
-/* RX buffers live with their ring: one per slot, allocated on first use. */
+/* RX buffers live with their ring: one per slot, allocated on first use
+ * (under page reuse, the slot's page, mapped whole). */
 static bool rx_buffer_ready(struct nic_queue *q, struct nic_buf *b) {
   struct nic_dev *nic = q->nic;
-  if (!b->pa && !hal_dma_alloc(nic->cfg.rx_buf_bytes, nic->cfg.rx_buf_bytes, &b->pa)) return false;
+  const uint32_t bytes = nic->cfg.buffers == NIC_BUFFERS_PAGE_REUSE ? nic->cfg.rx_page_bytes : nic->cfg.rx_buf_bytes;
+  if (!b->pa && !hal_dma_alloc(bytes, bytes, &b->pa)) return false;
   if (b->mapped) return true;
-  b->dma = nic_dma_map(nic, b->pa, nic->cfg.rx_buf_bytes, DMA_FROM_DEVICE);
+  b->dma = nic_dma_map(nic, b->pa, bytes, DMA_FROM_DEVICE);
   if (b->dma == DMA_MAPPING_ERROR) return false;
-  b->len = nic->cfg.rx_buf_bytes;
+  b->len = bytes;
   b->mapped = true;
   return true;
+}
+
+/* Page reuse: whether the stack holds a buffer of slot `slot`'s page other
+ * than `except` at `now` (page_count above the driver's own reference). */
+static bool page_held(const struct nic_ring *r, uint32_t slot, uint32_t bufs, uint32_t except, uint64_t now) {
+  const uint64_t *held = nic_page_held_until(r, slot);
+  for (uint32_t i = 0; i < bufs; i++)
+    if (i != except && held[i] > now) return true;
+  return false;
+}
+
+/* Page reuse, as hns3_nic_reuse_page (Linux v5.4) decides it when a buffer
+ * comes back full: the slot moves on to the page's next buffer; at the end
+ * of the page it starts over if the stack has let go of every other buffer,
+ * and a page the stack still holds at its first buffer is not reused at all.
+ * Not reused, the page is unmapped and the slot maps a fresh one at refill
+ * (the same memory here: the stack's copy was made at delivery). */
+static void rx_page_reuse(struct nic_queue *q, struct nic_buf *b, uint32_t slot) {
+  struct nic_dev *nic = q->nic;
+  struct nic_ring *r = &q->rx;
+  const uint32_t buf = nic->cfg.rx_buf_bytes, bufs = nic->cfg.rx_page_bytes / buf, i = b->offset / buf;
+  const uint64_t now = hal_now_ns();
+  nic_page_held_until(r, slot)[i] = now + nic_page_reuse_of(r)->stack_hold_ns;
+  hal_cost_id(nic->cost_call, 1); /* dma_sync_single_range_for_cpu on a coherent device */
+  bool reuse = false;
+  if (b->offset != 0 || !page_held(r, slot, bufs, i, now)) {
+    if (b->offset + 2u * buf <= nic->cfg.rx_page_bytes) {
+      b->offset = (uint16_t)(b->offset + buf);
+      reuse = true;
+    } else if (!page_held(r, slot, bufs, i, now)) {
+      b->offset = 0;
+      reuse = true;
+    }
+  }
+  if (reuse) {
+    nic_page_reuse_of(r)->reuses++;
+    return;
+  }
+  nic_dma_unmap(nic, b->dma, b->len, DMA_FROM_DEVICE);
+  b->mapped = false;
+  b->offset = 0;
+  sw_memset(nic_page_held_until(r, slot), 0, sizeof(uint64_t) * NIC_PAGE_MAX_BUFS);
+  nic_page_reuse_of(r)->unmaps++;
 }
 
 unsigned nic_rx_refill(struct nic_queue *q) {
@@ -32,8 +78,9 @@ unsigned nic_rx_refill(struct nic_queue *q) {
       break;
     }
     struct nic_desc *d = &r->desc[slot];
-    d->addr = b->dma;
-    d->len = b->len;
+    const bool pages = q->nic->cfg.buffers == NIC_BUFFERS_PAGE_REUSE;
+    d->addr = b->dma + (pages ? b->offset : 0);
+    d->len = pages ? q->nic->cfg.rx_buf_bytes : b->len;
     d->flags = NIC_DESC_F_NONE;
     d->wb_len = 0;
     d->wb_status = 0;
@@ -74,14 +121,19 @@ unsigned nic_rx_poll(struct nic_queue *q, unsigned budget, nic_rx_deliver_t deli
     const uint32_t len = d->wb_len;
     const uint64_t wire_ns = d->wb_timestamp_ns;
     struct nic_buf *b = &r->bufs[slot];
-    rx_release(nic, b);
+    const phys_addr_t frame = b->pa + b->offset;
+    if (nic->cfg.buffers == NIC_BUFFERS_PAGE_REUSE) {
+      if (b->mapped) rx_page_reuse(q, b, slot);
+    } else {
+      rx_release(nic, b);
+    }
     if ((status & (NIC_DESC_ERR_LEN | NIC_DESC_ERR_DMA)) || len == 0) {
       q->stats.rx_errors++;
     } else {
       q->stats.rx_packets++;
       q->stats.rx_bytes += len;
       hal_cost_id(nic->cost_indirect, 1); /* into the stack */
-      deliver(ctx, (const uint8_t *)hal_phys_to_virt(b->pa), len, wire_ns);
+      deliver(ctx, (const uint8_t *)hal_phys_to_virt(frame), len, wire_ns);
     }
     r->next_to_clean = (slot + 1) & mask;
     done++;
