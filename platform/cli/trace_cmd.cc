@@ -233,7 +233,9 @@ Subcommand add_trace_command(CLI::App& cli) {
   imp->add_flag("--skip-malformed", "Count and skip malformed lines of known events instead of failing");
   imp->add_flag("--quiet", "No progress lines on stderr");
 
-  CLI::App* stats = trace->add_subcommand("stats", "Summarise a trace file: records per op and StreamID, time span, bytes mapped");
+  CLI::App* stats = trace->add_subcommand(
+      "stats", "Summarise a trace file: records per op and StreamID, time span, bytes mapped; per phase when it has "
+               "phase markers (docs/traces.md, \"Phases\")");
   stats->add_option("FILE", "Trace file (plain or gzip)")->required();
   return {trace, [trace] { return run_trace_command(*trace); }};
 }
