@@ -301,6 +301,13 @@ void Platform::finalize_stats(Ps end) {
 
 nlohmann::json Platform::results_json(const RunResult& r) const {
   nlohmann::json j = stats_.to_json();
+  for (const DeviceConfig& d : cfg_.devices) {
+    const DeviceType* t = find_device_type(d.type);
+    if (!t || !t->results) continue;
+    nlohmann::json extra = t->results(d, stats_);
+    if (extra.is_object())
+      for (auto it = extra.begin(); it != extra.end(); ++it) j[d.name][it.key()] = it.value();
+  }
   nlohmann::json run = {{"scenario", cfg_.name},
                         {"status", RunResult::status_name(r.status)},
                         {"message", r.message},

@@ -29,7 +29,8 @@ TracePlayer::TracePlayer(sc_core::sc_module_name name, const TracePlayerConfig& 
       workers_(cfg.channels),
       accesses_(stats.counter(std::string(basename()) + ".accesses")),
       bytes_(stats.counter(std::string(basename()) + ".bytes")),
-      latency_(stats.histogram(std::string(basename()) + ".access_latency_ns", "ns", 1000.0)) {
+      latency_(stats.histogram(std::string(basename()) + ".access_latency_ns", "ns", 1000.0)),
+      phases_(core_.image().phases, stats, basename()) {
   regs.register_b_transport(this, &TracePlayer::b_transport);
   // What the loader found, known before the run.
   const std::string p = std::string(basename()) + ".";
@@ -70,7 +71,9 @@ void TracePlayer::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
     if (fx.started) {
       core_.start(now_ps() + sc_to_ps(delay));
       start_.notify(start_rank_.after(delay));
+      phases_.enter(0, now_ps() + sc_to_ps(delay));
     }
+    if (fx.phase) phases_.enter(fx.phase_index, now_ps() + sc_to_ps(delay));
     if (fx.doorbell) doorbell_.notify(doorbell_rank_.after(delay));
   }
   switch (a) {
@@ -119,12 +122,15 @@ void TracePlayer::worker_thread(unsigned wi) {
       case TracePlayerCore::Decision::kIssue: {
         const Ps t0 = now_ps();
         first_issue_ = std::min(first_issue_, t0);
+        const uint32_t phase = core_.access(d.index).phase;
+        phases_.enter(phase, t0);
         if (trace_ && !replay_slice_) replay_slice_ = trace_->begin(basename(), "replay", first_issue_);
         Ps done = t0;
         const bool ok = play(w, d.index, d.addr, &done);
         if (done > now_ps()) sc_core::wait(w.rank.until(done));
         core_.complete(d.index, ok);
         accesses_.add();
+        phases_.access_done(phase);
         latency_.record(done - t0);
         last_done_ = std::max(last_done_, done);
         if (trace_ && core_.done())
@@ -147,6 +153,7 @@ void TracePlayer::finalize() {
   stats_.counter(p + "prog_errors").add(core_.prog_errors());
   stats_.value(p + "accesses_done") = static_cast<double>(core_.accesses_done());
   if (last_done_ > first_issue_) stats_.value(p + "active_ns") = ps_to_ns(last_done_ - first_issue_);
+  phases_.finalize(now_ps());
 }
 
 }  // namespace smmu_vp

@@ -24,6 +24,7 @@
 #include "common/stats.h"
 #include "common/tlm_time.h"
 #include "common/trace.h"
+#include "trace_player/phase_windows.h"
 #include "trace_player/trace_player_core.h"
 
 namespace smmu_vp {
@@ -72,6 +73,7 @@ class TracePlayer : public sc_core::sc_module {
   Counter& accesses_;
   Counter& bytes_;
   Histogram& latency_;
+  PhaseWindows phases_;  // per-phase counters of a trace with phase markers
 };
 
 }  // namespace smmu_vp

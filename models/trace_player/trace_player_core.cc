@@ -44,7 +44,8 @@ TracePlayerCore::Access TracePlayerCore::read(uint64_t offset, unsigned len, uin
     case TP_REG_ACCESSES_DONE: v = low_water_; break;
     case TP_REG_ACCESS_ERRORS: v = access_errors_; break;
     case TP_REG_CTRL:
-    case TP_REG_MAP_DOORBELL: v = 0; break;  // write-only: reads as zero
+    case TP_REG_MAP_DOORBELL:
+    case TP_REG_PHASE: v = 0; break;  // write-only: reads as zero
     default: ++bad_register_accesses_; return Access::kBadAddress;
   }
   if (wide && len == 4) v = offset != base ? v >> 32 : v & 0xffffffffu;
@@ -86,6 +87,16 @@ TracePlayerCore::Access TracePlayerCore::write(uint64_t offset, unsigned len, ui
       else time_scale_ = v32;
       break;
     case TP_REG_MAP_DOORBELL: fx->doorbell = true; break;
+    case TP_REG_PHASE:
+      // Only after START (the accesses may all be done before the calls
+      // are), and only of a phase the trace has.
+      if (!(status_ & (TP_STATUS_RUNNING | TP_STATUS_DONE)) || v32 >= image_->phases.size()) {
+        ++prog_errors_;
+      } else {
+        fx->phase = true;
+        fx->phase_index = v32;
+      }
+      break;
     case TP_REG_CTRL:
       if (v32 & TP_CTRL_LOAD) {
         if (running) {

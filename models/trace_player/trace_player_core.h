@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/sim_time.h"
@@ -24,6 +25,16 @@ struct PlayerAccess {
   uint64_t offset = 0;         // from the mapping's trace iova
   uint64_t size = 0;
   bool write = false;
+  uint32_t phase = 0;  // the phase it belongs to (TraceImage::phases)
+};
+
+// A phase of the trace (dmatrace/phases.h): phase 0 holds the records before
+// the first phase marker, phase N those after the Nth.
+struct TracePhase {
+  std::string name;      // phase 0: dmatrace::kLeadingPhaseName
+  uint64_t time_ns = 0;  // its marker's time, since the trace's first record (phase 0: 0)
+  uint32_t records = 0;  // image records in it
+  uint32_t accesses = 0; // device accesses in it (synthesized ones included)
 };
 
 // What the player holds: the DRAM image (header, records, segments) and the
@@ -42,6 +53,8 @@ struct TraceImage {
   uint32_t commands_dropped = 0;   // SMMU command records, not in the image
   uint32_t accesses_synthesized = 0;  // made up for a trace without any (platform/devices/trace_player_synth.h)
   uint64_t synthesized_late = 0;      // of those, moved to just before their unmap
+  // Empty when the trace has no phase marker; else phase 0 and one per marker.
+  std::vector<TracePhase> phases;
 };
 
 class TracePlayerCore {
@@ -55,6 +68,8 @@ class TracePlayerCore {
   struct Effects {
     bool started = false;   // START: the caller calls start() with the time it landed
     bool doorbell = false;  // MAP_DOORBELL: waiting accesses look again
+    bool phase = false;     // PHASE: the replay began phase `phase_index`
+    uint32_t phase_index = 0;
   };
   // 32-bit registers take 4-byte accesses; 64-bit ones 8 bytes, or 4 at
   // either half. Anything else is refused and counted.

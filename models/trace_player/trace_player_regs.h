@@ -43,6 +43,7 @@
 #define TP_REG_MAP_DOORBELL 0x38 /* WO: a slot changed, look again */
 #define TP_REG_ACCESSES_DONE 0x40 /* RO, 64: accesses 0 .. n-1 (trace order) have all completed */
 #define TP_REG_ACCESS_ERRORS 0x48 /* RO, 64: accesses that got an error response */
+#define TP_REG_PHASE 0x50         /* WO: the replay has begun phase N (TP_IMAGE_HAS_PHASES) */
 #define TP_REG_SIZE 0x100
 
 #define TP_CTRL_LOAD (1u << 0)  /* copy the image to IMAGE_BASE */
@@ -64,6 +65,11 @@
 
 /* Header flags. */
 #define TP_IMAGE_HAS_DMA_API (1u << 0) /* some DMA-API map: iommu_map/unmap records are implied, not replayed */
+/* The trace has phase markers (docs/traces.md, "Phases"): each record's
+ * `phase` says which phase it is in; the app reports its calls per phase and
+ * writes PHASE when it begins one, which opens that phase's window of the
+ * player's per-phase counters. */
+#define TP_IMAGE_HAS_PHASES (1u << 1)
 
 struct tp_image_header {
   uint32_t magic;
@@ -95,6 +101,7 @@ enum tp_op {
   TP_OP_DETACH = 12,
   TP_OP_FAULT = 13,
   TP_OP_COMMAND = 14,
+  TP_OP_MARK = 15, /* not in the image: a phase marker sets its records' phase */
 };
 
 /* Directions: Linux's enum dma_data_direction. For TP_OP_ACCESS and
@@ -117,7 +124,7 @@ struct tp_record {
   uint16_t nsegs;
   uint8_t op;  /* enum tp_op */
   uint8_t dir;
-  uint32_t reserved;
+  uint32_t phase; /* 0: before the first phase marker; N: after the Nth */
 };
 
 struct tp_segment {

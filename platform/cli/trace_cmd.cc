@@ -16,6 +16,7 @@
 
 #include "dmatrace/dma_trace.h"
 #include "dmatrace/ftrace_import.h"
+#include "dmatrace/phases.h"
 
 namespace smmu_vp::cli {
 
@@ -119,6 +120,26 @@ int run_import(const CLI::App& cmd) {
 
 std::string ns_to_s(uint64_t ns) { return fmt::format("{}.{:09}", ns / 1000000000ull, ns % 1000000000ull); }
 
+// Per phase (dmatrace/phases.h), only for a trace with phase markers: a
+// table of what each phase holds, then its records per op.
+void print_phases(const std::vector<dt::PhaseSummary>& phases) {
+  if (phases.empty()) return;
+  std::cout << fmt::format("  phases ({}; a marker \"phase NAME\" opens one, until the next)\n", phases.size());
+  constexpr const char* kRow = "    {:<24}{:>8}  {:<16} {:<16}{:>8}{:>14}{:>10}\n";
+  std::cout << fmt::format(kRow, "phase", "line", "start s", "span s", "records", "bytes mapped", "unmapped");
+  for (const auto& p : phases) {
+    const uint64_t span = p.t_max >= p.t_min ? p.t_max - p.t_min : 0;
+    std::cout << fmt::format(kRow, p.name,
+                             p.mark_line ? std::to_string(p.mark_line) : std::string("-"), ns_to_s(p.mark_time_ns),
+                             ns_to_s(span), p.records, p.bytes_mapped, p.bytes_unmapped);
+  }
+  for (const auto& p : phases) {
+    std::string ops;
+    for (const auto& [op, c] : p.by_op) ops += fmt::format("{}{} {}", ops.empty() ? "" : ", ", dt::op_name(op), c);
+    std::cout << fmt::format("    {}: {}\n", p.name, ops.empty() ? std::string("no records") : ops);
+  }
+}
+
 int run_stats(const CLI::App& cmd) {
   const std::string file = cmd.get_option("FILE")->as<std::string>();
   std::map<dt::Op, uint64_t> by_op;
@@ -130,6 +151,7 @@ int run_stats(const CLI::App& cmd) {
   uint64_t n = 0, t_min = UINT64_MAX, t_max = 0, mapped = 0, unmapped = 0;
   std::map<dt::Op, uint64_t> bytes;
   std::vector<std::string> notes;
+  dt::PhaseSplitter phases;
   try {
     dt::ReaderOptions ro;
     ro.notes = &notes;
@@ -137,29 +159,19 @@ int run_stats(const CLI::App& cmd) {
     dt::Record r;
     while (reader.next(r)) {
       ++n;
+      phases.add(r, reader.line());
       ++by_op[r.op];
       PerSid& ps = by_sid[r.sid];
       ++ps.records;
       if (!r.dev.empty()) ++ps.devs[r.dev];
       t_min = std::min(t_min, r.time_ns);
       t_max = std::max(t_max, r.time_ns);
-      switch (r.op) {
-        case dt::Op::kMap:
-        case dt::Op::kMapSg:
-        case dt::Op::kAlloc:
-        case dt::Op::kIommuMap:
-          mapped += r.size;
-          bytes[r.op] += r.size;
-          break;
-        case dt::Op::kUnmap:
-        case dt::Op::kUnmapSg:
-        case dt::Op::kFree:
-        case dt::Op::kIommuUnmap:
-          unmapped += r.size;
-          bytes[r.op] += r.size;
-          break;
-        default:
-          break;
+      if (dt::maps_bytes(r.op)) {
+        mapped += r.size;
+        bytes[r.op] += r.size;
+      } else if (dt::unmaps_bytes(r.op)) {
+        unmapped += r.size;
+        bytes[r.op] += r.size;
       }
     }
   } catch (const dt::TraceError& e) {
@@ -185,6 +197,7 @@ int run_stats(const CLI::App& cmd) {
   }
   std::cout << fmt::format("  bytes mapped {} (map, map_sg, alloc, iommu_map), unmapped {}\n", mapped, unmapped);
   for (const std::string& note : notes) std::cout << "  " << note.substr(std::string_view("smmu-vp ").size()) << "\n";
+  print_phases(phases.phases());
   return 0;
 }
 
@@ -220,7 +233,9 @@ Subcommand add_trace_command(CLI::App& cli) {
   imp->add_flag("--skip-malformed", "Count and skip malformed lines of known events instead of failing");
   imp->add_flag("--quiet", "No progress lines on stderr");
 
-  CLI::App* stats = trace->add_subcommand("stats", "Summarise a trace file: records per op and StreamID, time span, bytes mapped");
+  CLI::App* stats = trace->add_subcommand(
+      "stats", "Summarise a trace file: records per op and StreamID, time span, bytes mapped; per phase when it has "
+               "phase markers (docs/traces.md, \"Phases\")");
   stats->add_option("FILE", "Trace file (plain or gzip)")->required();
   return {trace, [trace] { return run_trace_command(*trace); }};
 }

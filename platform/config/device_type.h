@@ -64,6 +64,9 @@ struct DeviceType {
   std::function<std::unique_ptr<PlatformDevice>(const DeviceConfig&, DeviceEnv&)> create;
   // Lines for the run summary, from the device's stats ("" for none).
   std::function<std::string(const DeviceConfig&, const StatsRegistry&)> summary;
+  // What the device adds to its section of stats.json beyond the registry's
+  // numbers (e.g. names), or null for nothing; most types have no such hook.
+  std::function<nlohmann::json(const DeviceConfig&, const StatsRegistry&)> results;
 };
 
 // Registers a type; returns true (for static initialisers). A second

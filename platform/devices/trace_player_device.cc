@@ -12,6 +12,7 @@
 #include "config/params.h"
 #include "devices/platform_device.h"
 #include "devices/trace_player_image.h"
+#include "devices/trace_player_phases.h"
 #include "dmatrace/dma_trace.h"
 #include "util/human.h"
 #include "trace_player/trace_player.h"
@@ -177,7 +178,16 @@ std::string trace_player_summary(const DeviceConfig& d, const StatsRegistry& s) 
                        "{} accesses to nothing mapped\n",
                        d.name, count(s, p + "load_unmatched"), count(s, p + "load_overlapping"),
                        count(s, p + "load_accesses_unmapped"));
+  if (d.prepared) out += trace_player_phase_summary(d.name, *std::static_pointer_cast<const TraceImage>(d.prepared), s);
   return out;
+}
+
+// stats.json's <player>.phases: the per-phase results under the phases' names.
+nlohmann::json trace_player_results(const DeviceConfig& d, const StatsRegistry& s) {
+  if (!d.prepared) return nullptr;
+  nlohmann::json list = trace_player_phase_results(d.name, *std::static_pointer_cast<const TraceImage>(d.prepared), s);
+  if (list.is_null()) return nullptr;
+  return {{"phases", std::move(list)}};
 }
 
 DeviceType trace_player_device_type() {
@@ -204,6 +214,7 @@ DeviceType trace_player_device_type() {
                                                        env.stats, env.trace);
   };
   t.summary = trace_player_summary;
+  t.results = trace_player_results;
   return t;
 }
 

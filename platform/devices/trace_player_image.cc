@@ -7,6 +7,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "dmatrace/phases.h"
+
 namespace smmu_vp {
 
 namespace {
@@ -16,7 +18,7 @@ using dmatrace::Record;
 
 static_assert(sizeof(tp_image_header) % 8 == 0, "records must start 8-byte aligned");
 static_assert(sizeof(tp_record) == 64 && sizeof(tp_segment) == 16, "the app's layout");
-static_assert(static_cast<unsigned>(TP_OP_COMMAND) + 1 == dmatrace::kOpCount, "ops in the file's order");
+static_assert(static_cast<unsigned>(TP_OP_MARK) + 1 == dmatrace::kOpCount, "ops in the file's order");
 
 constexpr uint64_t kMaxSegsPerRecord = 0xffff;  // tp_record.nsegs
 
@@ -149,6 +151,7 @@ class SlotResolver {
     a.offset = o.offset;
     a.size = o.size;
     a.write = o.dir != 0;
+    a.phase = o.phase;
     img_.accesses.push_back(a);
   }
 
@@ -168,6 +171,12 @@ void TraceImageBuilder::add(const Record& r) {
   const uint64_t index = added_++;
   if (r.op == Op::kCommand) {
     ++commands_dropped_;
+    return;
+  }
+  if (r.op == Op::kMark) {
+    // Not replayed: a phase marker sets the phase of the records after it
+    // (finish()); other markers are left out.
+    if (const auto name = dmatrace::phase_name(r)) marks_.push_back({r.time_ns, n_, std::string(*name)});
     return;
   }
   if (r.op == Op::kMapSg && r.segs.size() > kMaxSegsPerRecord)
@@ -248,6 +257,15 @@ TraceImage TraceImageBuilder::finish() {
   std::vector<uint32_t> close_record;
   if (synthesize) slots.keep_spans(&spans, &close_record);
   const uint64_t t0 = n ? rec(order.empty() ? 0 : order[0]).time_ns : 0;
+  // Phases: the markers in time order (stably: file order at equal times);
+  // a record is in the phase of the last marker before it in that order.
+  std::stable_sort(marks_.begin(), marks_.end(), [](const Mark& a, const Mark& b) { return a.time_ns < b.time_ns; });
+  if (!marks_.empty()) {
+    img.flags |= TP_IMAGE_HAS_PHASES;
+    img.phases.push_back(TracePhase{dmatrace::kLeadingPhaseName, 0, 0, 0});
+    for (const Mark& m : marks_) img.phases.push_back(TracePhase{m.name, m.time_ns > t0 ? m.time_ns - t0 : 0, 0, 0});
+  }
+  size_t marks_before = 0;  // markers before the record at hand
   const size_t rec_bytes = n * sizeof(tp_record);
   const size_t seg_bytes = segs.size() * sizeof(tp_segment);
   // Reserved, and filled as the records leave their chunks (a resize would
@@ -259,6 +277,12 @@ TraceImage TraceImageBuilder::finish() {
   for (size_t k = 0; k < n; ++k) {
     const size_t i = order.empty() ? k : order[k];
     tp_record& o = rec(i);
+    while (marks_before < marks_.size() &&
+           (marks_[marks_before].time_ns < o.time_ns ||
+            (marks_[marks_before].time_ns == o.time_ns && marks_[marks_before].before <= i)))
+      ++marks_before;
+    o.phase = static_cast<uint32_t>(marks_before);
+    if (!img.phases.empty()) ++img.phases[marks_before].records;
     o.time_ns -= t0;
     img.duration_ns = o.time_ns;
     slots.resolve(o, static_cast<uint32_t>(k), class_.empty() ? DeviceClass::kGeneric : static_cast<DeviceClass>(class_[i]));
@@ -270,6 +294,9 @@ TraceImage TraceImageBuilder::finish() {
   n_ = 0;
   std::vector<uint8_t>().swap(class_);
   if (synthesize) add_synthesized(img, spans, close_record);
+  std::vector<Mark>().swap(marks_);
+  for (const PlayerAccess& a : img.accesses)
+    if (a.phase < img.phases.size()) ++img.phases[a.phase].accesses;
 
   img.records = static_cast<uint32_t>(n);
   img.segments = static_cast<uint32_t>(segs.size());
@@ -297,6 +324,12 @@ void TraceImageBuilder::add_synthesized(TraceImage& img, const std::vector<Mappi
     made = synthesize_accesses(spans, synth_);
   } catch (const std::length_error& e) {
     throw TraceImageError(0, e.what());
+  }
+  // A made-up access is in the phase its time falls in.
+  for (PlayerAccess& a : made.accesses) {
+    const auto after = std::upper_bound(img.phases.begin() + (img.phases.empty() ? 0 : 1), img.phases.end(), a.time_ns,
+                                        [](uint64_t t, const TracePhase& p) { return t < p.time_ns; });
+    a.phase = img.phases.empty() ? 0 : static_cast<uint32_t>(after - img.phases.begin()) - 1;
   }
   std::vector<PlayerAccess> merged;
   merged.reserve(img.accesses.size() + made.accesses.size());

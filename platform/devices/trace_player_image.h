@@ -6,6 +6,10 @@
 //    become relative to the first record kept.
 //  - SMMU command records (dmatrace::Op::kCommand) are dropped: they are
 //    informational and a replay ignores them (counted in commands_dropped).
+//  - Markers (dmatrace::Op::kMark) are not records of the image either: a
+//    phase marker opens a phase (TraceImage::phases, TP_IMAGE_HAS_PHASES),
+//    and every record and access gets the phase it falls in, by time (ties:
+//    file order); the image's time 0 stays its first record's.
 //  - Every map, map_sg, alloc and iommu_map opens a new slot, numbered in
 //    order. Per StreamID, an interval index of the live mappings (by trace
 //    iova) resolves unmap, unmap_sg, sync, free, iommu_unmap, access and
@@ -91,6 +95,13 @@ class TraceImageBuilder {
   uint32_t commands_dropped_ = 0;
   bool dma_api_ = false;
   bool in_time_order_ = true;
+  // Phase markers (dmatrace/phases.h): time, kept records before it in the file, name.
+  struct Mark {
+    uint64_t time_ns;
+    uint64_t before;
+    std::string name;
+  };
+  std::vector<Mark> marks_;
 };
 
 // All at once (the tests' form).

@@ -16,7 +16,7 @@ namespace {
 // In Op's order: the enumerator's value indexes the name.
 constexpr std::array<const char*, kOpCount> kOpNames = {
     "map",   "unmap", "map_sg",    "unmap_sg",    "sync_for_cpu", "sync_for_device", "alloc",   "free",
-    "iommu_map", "iommu_unmap", "access", "attach", "detach", "fault", "command",
+    "iommu_map", "iommu_unmap", "access", "attach", "detach", "fault", "command", "mark",
 };
 constexpr std::array<const char*, 4> kDirNames = {"bidirectional", "to_device", "from_device", "none"};
 
@@ -209,6 +209,7 @@ enum : unsigned {
   kReqSid = 1u << 2,
   kReqRw = 1u << 3,
   kReqCmd = 1u << 4,
+  kReqText = 1u << 5,
 };
 
 unsigned required_fields(Op op) {
@@ -218,6 +219,7 @@ unsigned required_fields(Op op) {
     case Op::kDetach: return kReqSid;
     case Op::kFault: return kReqIova;
     case Op::kCommand: return kReqCmd;
+    case Op::kMark: return kReqText;
     default: return kReqIova | kReqSize;
   }
 }
@@ -225,7 +227,7 @@ unsigned required_fields(Op op) {
 // Keys, as bits for the duplicate and required checks.
 enum Key : unsigned {
   kKeyCpu, kKeySid, kKeyDev, kKeyDir, kKeyIova, kKeyPa, kKeySize, kKeyRw,
-  kKeyAsid, kKeyPid, kKeyTask, kKeyCmd, kKeySegs, kKeyUnknown,
+  kKeyAsid, kKeyPid, kKeyTask, kKeyCmd, kKeySegs, kKeyText, kKeyUnknown,
 };
 
 Key key_of(std::string_view k) {
@@ -248,6 +250,7 @@ Key key_of(std::string_view k) {
       if (k == "asid") return kKeyAsid;
       if (k == "task") return kKeyTask;
       if (k == "segs") return kKeySegs;
+      if (k == "text") return kKeyText;
       break;
     default: break;
   }
@@ -328,8 +331,9 @@ void format_record(const Record& r, std::string& out) {
     out += " asid=";
     append_dec(out, r.asid);
   }
-  if ((req & kReqCmd) || !r.text.empty()) {
-    out += " cmd=";
+  // One string, two keys: a marker's text is `text=`, any other record's `cmd=`.
+  if ((req & (kReqCmd | kReqText)) || !r.text.empty()) {
+    out += r.op == Op::kMark ? " text=" : " cmd=";
     append_escaped(out, r.text);
   }
   if (r.dir != def.dir) {
@@ -443,7 +447,12 @@ void parse_record(std::string_view line, double ns_per_unit, Record& out) {
         break;
       case kKeyDev: decode_string(k, v, out.dev); break;
       case kKeyTask: decode_string(k, v, out.task); break;
-      case kKeyCmd: decode_string(k, v, out.text); break;
+      case kKeyCmd:
+      case kKeyText:
+        // Both fill `text`: a record gives one of them, not both.
+        if (seen & (1u << (key == kKeyCmd ? kKeyText : kKeyCmd))) fail(k, "given with cmd= and text= (one of them)");
+        decode_string(k, v, out.text);
+        break;
       case kKeySegs: parse_segs(v, out.segs); break;
       case kKeyUnknown: break;
     }
@@ -455,6 +464,7 @@ void parse_record(std::string_view line, double ns_per_unit, Record& out) {
   };
   need(kReqSid, kKeySid, "sid");
   need(kReqCmd, kKeyCmd, "cmd");
+  need(kReqText, kKeyText, "text");
   need(kReqIova, kKeyIova, "iova");
   need(kReqSize, kKeySize, "size");
   need(kReqRw, kKeyRw, "rw");

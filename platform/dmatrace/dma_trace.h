@@ -24,7 +24,9 @@ inline constexpr uint64_t kNoAddr = ~0ull;
 // kIommuMap/kIommuUnmap are IOMMU-API calls at a fixed IOVA (Linux's
 // iommu:map/unmap); kAccess is a device's read or write through the SMMU;
 // kCommand is an SMMU command the SMMU executed (informational: a replay
-// ignores it, the round-trip test compares it).
+// ignores it, the round-trip test compares it); kMark is a marker a program
+// wrote into the trace (Linux's trace_marker), `text` holding it: a marker
+// "phase NAME" opens a phase (dmatrace/phases.h).
 enum class Op : uint8_t {
   kMap,          // dma_map_page/single/phys: iova, pa, size, dir
   kUnmap,        // dma_unmap_page/single/phys: iova, size, dir
@@ -41,8 +43,9 @@ enum class Op : uint8_t {
   kDetach,       // detach it
   kFault,        // page fault reported for sid at iova (write when known)
   kCommand,      // SMMU command: opcode name in `text`, iova/asid/size when it has them
+  kMark,         // a marker: its text in `text`
 };
-inline constexpr unsigned kOpCount = 15;
+inline constexpr unsigned kOpCount = 16;
 
 enum class Dir : uint8_t { kBidirectional = 0, kToDevice = 1, kFromDevice = 2, kNone = 3 };
 
@@ -66,7 +69,7 @@ struct Record {
   int64_t pid = -1;            // from ftrace: the task's pid
   std::string dev;             // device name ("" unknown), e.g. "nic0" or "0000:01:00.0"
   std::string task;            // from ftrace: the task's comm
-  std::string text;            // kCommand: opcode name, e.g. "TLBI_NH_VA"
+  std::string text;            // kCommand: opcode name, e.g. "TLBI_NH_VA"; kMark: the marker's text
   std::vector<Segment> segs;   // kMapSg / kUnmapSg
 };
 

@@ -27,6 +27,8 @@
 //   dma_free_sgt        "%s dir=%s dma_addr=%llx size=%zu phys_addrs=%s"
 //   dma_map_sg          "%s dir=%s nents=%d/%d ents=%d/%d%s dma_addrs=%s sizes=%s phys_addrs=%s attrs=%s"
 //                       (the %s after ents is " [TRUNCATED]" when a list passed 128 entries)
+//  trace_marker (kernel/trace/trace.c, a program's write to the trace_marker file)
+//   tracing_mark_write  "tracing_mark_write: <text>"; trace-cmd report: "print: tracing_mark_write: <text>"
 // Arrays (__print_array) print as "{0x1000,0x2000}" (the kernel and
 // libtraceevent alike); sizes are hex there. dma_map_sg_err and
 // dma_alloc_sgt_err report failures (nothing mapped): counted as unknown events.
@@ -64,6 +66,7 @@ enum class Kind : uint8_t {
   kDmaFreeSgt,
   kDmaSyncSingle,
   kDmaSyncSg,
+  kMark,
 };
 
 // A malformed field of a known event: turned into a TraceError (or counted).
@@ -207,6 +210,7 @@ const struct {
     {"dma_sync_single_for_device", Kind::kDmaSyncSingle, Op::kSyncForDevice},
     {"dma_sync_sg_for_cpu", Kind::kDmaSyncSg, Op::kSyncForCpu},
     {"dma_sync_sg_for_device", Kind::kDmaSyncSg, Op::kSyncForDevice},
+    {"tracing_mark_write", Kind::kMark, Op::kMark},
 };
 constexpr size_t kEventCount = sizeof kEvents / sizeof kEvents[0];
 
@@ -368,8 +372,19 @@ bool FtraceImporter::parse_line(const char* line, size_t len, uint64_t line_no, 
     ++stats_.other_lines;
     return false;
   }
-  const std::string_view ev_name(name, static_cast<size_t>(p - name));
+  std::string_view ev_name(name, static_cast<size_t>(p - name));
   const char* fields = p + 1;
+  // A trace_marker write: the trace file prints "tracing_mark_write: TEXT",
+  // trace-cmd report "print: tracing_mark_write: TEXT" (the print event's
+  // "%ps: %s"). Other print events (trace_printk) are not markers.
+  if (ev_name == "print") {
+    constexpr std::string_view kMarker = "tracing_mark_write:";
+    const char* f = skip_spaces(fields, e);
+    if (static_cast<size_t>(e - f) >= kMarker.size() && memcmp(f, kMarker.data(), kMarker.size()) == 0) {
+      ev_name = kMarker.substr(0, kMarker.size() - 1);
+      fields = f + kMarker.size();
+    }
+  }
   const int ev = find_event(ev_name);
   if (ev < 0) {
     ++stats_.unknown_events;
@@ -441,6 +456,14 @@ bool FtraceImporter::parse_line(const char* line, size_t len, uint64_t line_no, 
 
 void FtraceImporter::parse_fields(int ev, const char* p, const char* e, Record& out) {
   const auto& def = kEvents[ev];
+  if (def.kind == Kind::kMark) {
+    // The marker's text as written, free text (no key=value fields); its own
+    // leading spaces are lost (ftrace puts one after the colon, trace-cmd pads).
+    const char* t = skip_spaces(p, e);
+    while (e > t && is_space(e[-1])) --e;
+    out.text.assign(t, static_cast<size_t>(e - t));
+    return;
+  }
   const Fields f(p, e);
   switch (def.kind) {
     case Kind::kIommuMap:

@@ -18,7 +18,10 @@
  * sync_ns, iommu_map_ns, iommu_unmap_ns (per-call latency), calls, lag_ns
  * (timed mode: how late a call started after its trace time), the problems
  * (skipped_unmatched, map_failures, waits_for_device, ...), and the SMMU and
- * domain counters of iommu_setup_report.
+ * domain counters of iommu_setup_report. A trace with phase markers
+ * (TP_IMAGE_HAS_PHASES) also gets them per phase: phase.N.calls and
+ * phase.N.<op>_ns for each record's phase N; the first core to begin a phase
+ * tells the player (PHASE), which opens that phase's window of its counters.
  */
 #include "apps/app_instance.h"
 #include "apps/iommu_setup.h"
@@ -58,11 +61,15 @@ static struct {
 } rp;
 
 static volatile uint32_t setup_state; /* 0 not begun, 1 in progress, 2 ready, 3 failed */
+static volatile uint32_t phase_begun;  /* the latest phase some core has begun */
 static volatile uint32_t cores_done;
 
 /* Per core: scatter lists and the addresses map_sg returns. */
 static struct iommu_sg sg_buf[MAX_CORES][MAX_SEGS];
 static uint64_t addr_buf[MAX_CORES][MAX_SEGS];
+/* Per core: the phase of the call at hand, and the name of a per-phase stat. */
+static uint32_t core_phase[MAX_CORES];
+static char phase_stat[MAX_CORES][48];
 
 /* ---- Set-up (one core). */
 
@@ -229,7 +236,62 @@ static void wait_accesses(uint32_t n) {
   hal_stat_sample("wait_for_device_ns", hal_now_ns() - t);
 }
 
-static void timed(const char *stat, uint64_t t0) { hal_stat_sample(stat, hal_now_ns() - t0); }
+/* "phase.<N>.<stat>" in the core's buffer. */
+static const char *phase_stat_name(unsigned rank, const char *stat) {
+  char *o = phase_stat[rank];
+  const char *end = o + sizeof phase_stat[rank] - 1;
+  char digits[10];
+  unsigned nd = 0;
+  uint32_t n = core_phase[rank];
+  do {
+    digits[nd++] = (char)('0' + n % 10u);
+    n /= 10u;
+  } while (n);
+  for (const char *p = "phase."; *p && o < end;) *o++ = *p++;
+  while (nd && o < end) *o++ = digits[--nd];
+  if (o < end) *o++ = '.';
+  for (const char *p = stat; *p && o < end;) *o++ = *p++;
+  *o = 0;
+  return phase_stat[rank];
+}
+
+static bool has_phases(void) { return (rp.hdr->flags & TP_IMAGE_HAS_PHASES) != 0; }
+
+/* A call's latency, and under phases its phase's too. The core's rank is
+ * that of the running core (hal_app_rank). */
+static void timed(const char *stat, uint64_t t0) {
+  const uint64_t ns = hal_now_ns() - t0;
+  hal_stat_sample(stat, ns);
+  if (has_phases()) hal_stat_sample(phase_stat_name(hal_app_rank(), stat), ns);
+}
+
+/* Where each core is (phases traces only): the phase it has begun, so every
+ * phase before it is done on that core; NO_PHASE_LEFT once it is through. */
+#define NO_PHASE_LEFT 0xffffffffu
+static volatile uint32_t core_at[MAX_CORES];
+
+/* The call `r` begins: in asap mode a core begins a phase only once every
+ * core is through the phases before it (the trace's phases came one after
+ * another; timed mode keeps their order by time), and the first core to
+ * begin a phase tells the player. */
+static void begin_phase(const struct tp_record *r, unsigned rank, unsigned cores) {
+  if (!has_phases() || r->phase <= core_phase[rank]) return;
+  core_phase[rank] = r->phase;
+  if (rp.timing == TIMING_ASAP) {
+    hal_store32(&core_at[rank], r->phase);
+    for (unsigned c = 0; c < cores; c++)
+      while (hal_load32(&core_at[c]) < r->phase) hal_delay_ns(POLL_NS);
+  }
+  uint32_t was = hal_load32(&phase_begun);
+  while (was < r->phase) {
+    const uint32_t seen = hal_cmpxchg32(&phase_begun, was, r->phase);
+    if (seen == was) {
+      hal_write32(rp.regs + TP_REG_PHASE, r->phase);
+      return;
+    }
+    was = seen;
+  }
+}
 
 static void replay_map(struct stream *s, const struct tp_record *r) {
   phys_addr_t pa;
@@ -405,6 +467,7 @@ static void replay_call(const struct tp_record *r, unsigned rank) {
     default: break;
   }
   hal_stat_add("calls", 1);
+  if (has_phases()) hal_stat_add(phase_stat_name(rank, "calls"), 1);
 }
 
 static unsigned core_of(const struct tp_record *r, unsigned cores) {
@@ -495,8 +558,10 @@ static int trace_replay_main(void) {
     const struct tp_record *r = &rp.recs[i];
     if (!is_call(r->op) || core_of(r, cores) != rank) continue;
     wait_for_time(r);
+    begin_phase(r, rank, cores);
     replay_call(r, rank);
   }
+  if (has_phases()) hal_store32(&core_at[rank], NO_PHASE_LEFT);
 
   /* The last core to finish waits for the device and reports. */
   if (hal_fetch_add32(&cores_done, 1) + 1 != cores) return 0;

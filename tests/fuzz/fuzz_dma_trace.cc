@@ -9,10 +9,12 @@
 //   5-7), with 4 KiB blocks (ReaderOptions::block_bytes: a reader allocates
 //   its blocks and zlib buffer on every open); the records read go through
 //   the trace player's image builder as a replay loads them, with device
-//   accesses synthesized (bit 3) or not.
+//   accesses synthesized (bit 3) or not; `mark` records (phase markers) give
+//   the records and accesses their phases there.
 // Allowed outcomes: std::invalid_argument from parse_record, TraceError from
 // the reader, TraceImageError from the image builder. Anything else is a bug.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -49,11 +51,15 @@ void read_whole(const uint8_t* data, size_t size, uint8_t mode) {
     const smmu_vp::TraceImage img = image.finish();
     if (img.bytes.size() != sizeof(tp_image_header) + img.records * sizeof(tp_record) + img.segments * sizeof(tp_segment))
       std::abort();
-    // Accesses in time order, each of a slot that exists.
+    // Accesses in time order, each of a slot that exists, and of a phase
+    // that exists (phase markers), phases never going back.
     for (size_t i = 0; i < img.accesses.size(); ++i) {
       if (i && img.accesses[i].time_ns < img.accesses[i - 1].time_ns) std::abort();
       if (img.accesses[i].slot != TP_NO_SLOT && img.accesses[i].slot >= img.slots) std::abort();
+      if (img.accesses[i].phase >= std::max<size_t>(img.phases.size(), 1)) std::abort();
+      if (i && img.accesses[i].phase < img.accesses[i - 1].phase) std::abort();
     }
+    if (img.phases.empty() != !(img.flags & TP_IMAGE_HAS_PHASES)) std::abort();
   } catch (const TraceError&) {
   } catch (const smmu_vp::TraceImageError&) {
   }

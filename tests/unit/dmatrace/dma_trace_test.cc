@@ -43,6 +43,7 @@ Record full_record(Op op) {
   r.dev = "0000:01:00.0";
   r.task = "kworker/u16:3";
   if (op == Op::kCommand) r.text = "TLBI_NH_VA";
+  if (op == Op::kMark) r.text = "phase nvme read, 4 KiB=100%";
   if (op == Op::kMapSg || op == Op::kUnmapSg) r.segs = {{0x80001000, 4096}, {0x80005000, 4096}};
   return r;
 }
@@ -62,6 +63,7 @@ Record minimal_record(Op op) {
     case Op::kDetach: r.sid = 2; break;
     case Op::kFault: r.iova = 0x2000; break;
     case Op::kCommand: r.text = "CMD_SYNC"; break;
+    case Op::kMark: r.text = "phase x"; break;
     default:
       r.iova = 0x3000;
       r.size = 4096;
@@ -117,7 +119,7 @@ class TraceFileTest : public ::testing::Test {
 TEST(DmaTraceNames, OpAndDirNamesRoundTrip) {
   const std::vector<std::string> expected = {
       "map",    "unmap",       "map_sg", "unmap_sg", "sync_for_cpu", "sync_for_device", "alloc",  "free",
-      "iommu_map", "iommu_unmap", "access", "attach", "detach", "fault", "command"};
+      "iommu_map", "iommu_unmap", "access", "attach", "detach", "fault", "command", "mark"};
   ASSERT_EQ(expected.size(), kOpCount);
   for (unsigned i = 0; i < kOpCount; ++i) {
     EXPECT_EQ(op_name(op_at(i)), expected[i]);
@@ -151,6 +153,7 @@ TEST(DmaTraceRecord, FormatWritesFixedOrderAndOmitsDefaults) {
   EXPECT_EQ(format_record(minimal_record(Op::kAttach)), "10 attach sid=2");
   EXPECT_EQ(format_record(minimal_record(Op::kFault)), "10 fault iova=0x2000");
   EXPECT_EQ(format_record(minimal_record(Op::kCommand)), "10 command cmd=CMD_SYNC");
+  EXPECT_EQ(format_record(minimal_record(Op::kMark)), "10 mark text=phase%20x");
   EXPECT_EQ(format_record(full_record(Op::kMapSg)),
             "123456789 map_sg cpu=3 pid=4242 task=kworker/u16:3 dev=0000:01:00.0 sid=7 asid=5 dir=from_device "
             "rw=w iova=0xffff0000 pa=0x80001000 size=8192 segs=0x80001000:4096,0x80005000:4096");
@@ -518,6 +521,61 @@ TEST_F(TraceFileTest, TruncatedGzipIsAnError) {
 TEST_F(TraceFileTest, WriterCannotOpen) {
   EXPECT_THROW(TraceWriter{path("no/such/dir/x.trace")}, TraceError);
   EXPECT_THROW(TraceWriter{path("no/such/dir/x.trace.gz")}, TraceError);
+}
+
+// ---- Markers --------------------------------------------------------------
+
+TEST(DmaTraceMark, TextIsEscapedAndRoundTrips) {
+  Record r;
+  r.time_ns = 5;
+  r.op = Op::kMark;
+  r.text = "phase a=b, 100% done\t";
+  const std::string line = format_record(r);
+  EXPECT_EQ(line, "5 mark text=phase%20a%3Db%2C%20100%25%20done%09");
+  EXPECT_EQ(parse_record(line), r);
+  // An empty marker is a marker still.
+  r.text.clear();
+  EXPECT_EQ(format_record(r), "5 mark text=");
+  EXPECT_EQ(parse_record("5 mark text="), r);
+}
+
+TEST(DmaTraceMark, NeedsTextAndTakesOneOfCmdAndText) {
+  const auto error_of = [](const std::string& line) -> std::string {
+    try {
+      parse_record(line);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of("5 mark"), "field 'text': missing (required for mark)");
+  EXPECT_EQ(error_of("5 mark cmd=x"), "field 'text': missing (required for mark)");
+  EXPECT_EQ(error_of("5 mark text=a cmd=b"), "field 'cmd': given with cmd= and text= (one of them)");
+  EXPECT_EQ(error_of("5 command cmd=a text=b"), "field 'text': given with cmd= and text= (one of them)");
+  EXPECT_EQ(error_of("5 command text=CMD_SYNC"), "field 'cmd': missing (required for command)");
+  EXPECT_EQ(error_of("5 mark text=a%2"), "field 'text': bad percent escape in 'a%2'");
+}
+
+TEST_F(TraceFileTest, MarkRecordsRoundTripThroughWriterAndReader) {
+  for (const char* name : {"m.trace", "m.trace.gz"}) {
+    std::vector<Record> in;
+    for (const char* text : {"phase one", "not a phase", "phase two"}) {
+      Record r;
+      r.time_ns = 100 * (in.size() + 1);
+      r.op = Op::kMark;
+      r.cpu = 1;
+      r.pid = 7;
+      r.task = "init";
+      r.text = text;
+      in.push_back(r);
+      in.push_back(minimal_record(Op::kMap));
+    }
+    {
+      TraceWriter w(path(name));
+      for (const Record& r : in) w.write(r);
+    }
+    EXPECT_EQ(read_all(path(name)), in) << name;
+  }
 }
 
 // ---- The shipped examples -------------------------------------------------

@@ -2,6 +2,7 @@
 // print (include/trace/events/iommu.h, dma.h), both line prefixes (the trace
 // file's and trace-cmd report's), StreamID attribution, malformed lines.
 #include "dmatrace/ftrace_import.h"
+#include "dmatrace/phases.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -367,6 +368,40 @@ TEST(FtraceImport, OtherLinesAndUnknownEvents) {
   EXPECT_TRUE(p.imp.stats().by_event.empty());
 }
 
+// trace_marker writes: the trace file's "tracing_mark_write: TEXT" and
+// trace-cmd report's "print: tracing_mark_write: TEXT" become mark records.
+TEST(FtraceImport, TraceMarkerLinesInBothLayouts) {
+  const Record f = one("            init-1       [001] .....     4.232284: tracing_mark_write: phase nvme-read-4k");
+  EXPECT_EQ(f.op, Op::kMark);
+  EXPECT_EQ(f.text, "phase nvme-read-4k");
+  EXPECT_EQ(f.task, "init");
+  EXPECT_EQ(f.pid, 1);
+  EXPECT_EQ(f.cpu, 1);
+  EXPECT_EQ(f.time_ns, 4232284000ull);
+  EXPECT_EQ(f.sid, kNoSid);
+  EXPECT_EQ(f.iova, kNoAddr);
+  EXPECT_EQ(phase_name(f), "nvme-read-4k");
+
+  const Record r = one(kReport + "print:                tracing_mark_write: phase blk write, 64 KiB  ");
+  EXPECT_EQ(r.op, Op::kMark);
+  EXPECT_EQ(r.text, "phase blk write, 64 KiB");  // trailing blanks dropped, inner ones kept
+  EXPECT_EQ(r.time_ns, 712345678000ull);
+  EXPECT_EQ(phase_name(r), "blk write, 64 KiB");
+
+  // Any text is a marker (only "phase NAME" opens a phase); an empty one too.
+  EXPECT_EQ(one(kFile + "tracing_mark_write: TRACE_MARKER_START").text, "TRACE_MARKER_START");
+  EXPECT_EQ(one(kFile + "tracing_mark_write:").text, "");
+  EXPECT_EQ(one(kFile + "tracing_mark_write: a=b {x").text, "a=b {x");  // free text, not key=value
+
+  // Other print events (trace_printk) are no markers; a marker is no unknown event.
+  Parser p;
+  EXPECT_FALSE(p.parse(kReport + "print:                __schedule: Pick userspin"));
+  EXPECT_FALSE(p.parse(kFile + "bprint: foo: bar"));
+  EXPECT_TRUE(p.parse(kFile + "tracing_mark_write: phase x"));
+  EXPECT_EQ(p.imp.stats().unknown_events, 2u);
+  EXPECT_EQ(p.imp.stats().by_event.at("tracing_mark_write"), 1u);
+}
+
 TEST(FtraceImport, DevicesAreNumberedInOrderOfAppearance) {
   ImportOptions opt;
   opt.default_sid = 4;
@@ -474,6 +509,91 @@ TEST(FtraceImportFile, NvmeFioSample) {
   EXPECT_EQ(v.front().time_ns, 1523417328000ull);
   EXPECT_EQ(v.front().task, "fio");
   EXPECT_EQ(v.front().pid, 2811);
+}
+
+// A capture with markers: every marker kept as a record in its place, and the
+// records between two "phase" markers in the phase of the first.
+TEST(FtraceImportFile, MarkersDelimitPhases) {
+  const fs::path d = temp_dir("marks");
+  const std::string map = "dma_map_page: 0000:01:00.0 dir=FROM_DEVICE dma_addr=fffc0000 size=4096 phys_addr=8a2f3000 attrs=\n";
+  const std::string unmap = "dma_unmap_page: 0000:01:00.0 dir=FROM_DEVICE dma_addr=fffc0000 size=4096 attrs=\n";
+  const std::string text = "# tracer: nop\n"
+                           "  fio-9 [000] ....  1.000001: " + map +
+                           "  fio-9 [000] ....  1.000002: " + unmap +
+                           "  sh-1 [001] ....  2.000000: tracing_mark_write: phase read\n"
+                           "  fio-9 [000] ....  2.000001: " + map +
+                           "  fio-9 [000] ....  2.000002: " + unmap +
+                           "  fio-9 [000] ....  2.000003: " + map +
+                           "  sh-1 [001] ....  2.500000: tracing_mark_write: just a note\n"
+                           "  fio-9 [000] ....  2.600000: " + unmap +
+                           "  sh-1 [001] ....  3.000000: tracing_mark_write: phase write\n"
+                           "  fio-9 [000] ....  3.000001: " + map;
+  write_text(d / "in.txt", text);
+  const ImportStats st = import_ftrace((d / "in.txt").string(), (d / "out.trace").string(), {});
+  EXPECT_EQ(st.records, 10u);
+  EXPECT_EQ(st.unknown_events, 0u);
+  EXPECT_EQ(st.by_event.at("tracing_mark_write"), 3u);
+  const std::vector<Record> v = read_all(d / "out.trace");
+  ASSERT_EQ(v.size(), 10u);
+  EXPECT_EQ(v[2].op, Op::kMark);
+  EXPECT_EQ(v[2].text, "phase read");
+  EXPECT_EQ(v[2].time_ns, 2000000000ull);
+  EXPECT_EQ(v[6].text, "just a note");
+  EXPECT_EQ(v[8].text, "phase write");
+
+  PhaseSplitter split;
+  for (size_t i = 0; i < v.size(); ++i) split.add(v[i], i + 3);
+  const std::vector<PhaseSummary> ph = split.phases();
+  ASSERT_EQ(ph.size(), 3u);
+  EXPECT_EQ(ph[0].name, kLeadingPhaseName);
+  EXPECT_EQ(ph[0].records, 2u);
+  EXPECT_EQ(ph[1].name, "read");
+  EXPECT_EQ(ph[1].records, 5u);  // the note is a record of the phase
+  EXPECT_EQ(ph[1].by_op.at(Op::kMap), 2u);
+  EXPECT_EQ(ph[1].by_op.at(Op::kUnmap), 2u);
+  EXPECT_EQ(ph[1].by_op.at(Op::kMark), 1u);
+  EXPECT_EQ(ph[1].bytes_mapped, 8192u);
+  EXPECT_EQ(ph[1].t_max - ph[1].t_min, 600000000u);
+  EXPECT_EQ(ph[2].name, "write");
+  EXPECT_EQ(ph[2].records, 1u);
+  EXPECT_EQ(ph[2].mark_line, 11u);
+}
+
+// The kernel captures' markers (scripts/kernel-capture-init.sh): six phases,
+// each marker kept where the kernel put it.
+TEST(FtraceImportFile, Linux612CaptureKeepsItsSixMarkers) {
+  const fs::path d = temp_dir("k612");
+  const ImportStats st =
+      import_ftrace(kSamples + "ftrace_linux-6.12_strict.txt.gz", (d / "out.trace").string(), {});
+  EXPECT_EQ(st.by_event.at("tracing_mark_write"), 6u);
+  EXPECT_EQ(st.unknown_events, 3u);  // before: 9, the six markers among them
+  const std::vector<Record> v = read_all(d / "out.trace");
+  PhaseSplitter split;
+  std::vector<std::string> names;
+  std::vector<uint64_t> times;
+  for (size_t i = 0; i < v.size(); ++i) {
+    split.add(v[i], i);
+    if (v[i].op == Op::kMark) {
+      names.push_back(v[i].text);
+      times.push_back(v[i].time_ns);
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"phase nvme-read-4k", "phase nvme-read-128k", "phase blk-write-64k",
+                                             "phase blk-read-4k", "phase net-ping", "phase end"}));
+  EXPECT_EQ(times.front(), 4232284000ull);
+  EXPECT_EQ(times.back(), 5696094000ull);
+  const std::vector<PhaseSummary> ph = split.phases();
+  ASSERT_EQ(ph.size(), 7u);
+  EXPECT_EQ(ph[0].name, kLeadingPhaseName);
+  // The NVMe 4 KiB reads: 512 maps and unmaps of a page each.
+  EXPECT_EQ(ph[1].name, "nvme-read-4k");
+  EXPECT_EQ(ph[1].by_op.at(Op::kMap), 512u);
+  EXPECT_EQ(ph[1].by_op.at(Op::kUnmap), 512u);
+  // The 128 KiB reads: scatter lists.
+  EXPECT_EQ(ph[2].by_op.at(Op::kMapSg), 64u);
+  EXPECT_EQ(ph[2].by_op.count(Op::kMap), 0u);
+  EXPECT_EQ(ph[6].name, "end");
+  EXPECT_EQ(ph[6].records, 0u);
 }
 
 TEST(FtraceImportFile, OldIommuSample) {

@@ -313,5 +313,30 @@ TEST(TracePlayerCore, HugeTimesSaturate) {
   EXPECT_EQ(d.at, ~0ull);
 }
 
+// PHASE (a trace with phases): the app's "I began phase N", taken after
+// START and for a phase the trace has; anything else is a programming error.
+TEST(TracePlayerCore, PhaseRegisterAfterStartForAPhaseTheTraceHas) {
+  Fixture f;
+  f.image->phases = {TracePhase{"(before first phase)", 0, 0, 0}, TracePhase{"a", 10, 0, 0}, TracePhase{"b", 20, 0, 0}};
+  f.build();
+  EXPECT_FALSE(f.wr(TP_REG_PHASE, 1).phase);  // before START
+  EXPECT_EQ(f.core->prog_errors(), 1u);
+  f.start(0, TP_MODE_ASAP);
+  const TracePlayerCore::Effects fx = f.wr(TP_REG_PHASE, 2);
+  EXPECT_TRUE(fx.phase);
+  EXPECT_EQ(fx.phase_index, 2u);
+  EXPECT_FALSE(f.wr(TP_REG_PHASE, 3).phase);  // no such phase
+  EXPECT_EQ(f.core->prog_errors(), 2u);
+  EXPECT_EQ(f.rd(TP_REG_PHASE), 0u);  // write-only
+}
+
+TEST(TracePlayerCore, PhaseRegisterOfATraceWithoutPhasesIsAnError) {
+  Fixture f;
+  f.build();
+  f.start(0, TP_MODE_ASAP);
+  EXPECT_FALSE(f.wr(TP_REG_PHASE, 0).phase);
+  EXPECT_EQ(f.core->prog_errors(), 1u);
+}
+
 }  // namespace
 }  // namespace smmu_vp

@@ -394,5 +394,88 @@ TEST(TracePlayerImage, ManyMappingsStayFast) {
   EXPECT_EQ(img.accesses.back().slot, n - 1);
 }
 
+// ---- Phases (dmatrace/phases.h) ----------------------------------------------
+
+Record mark(uint64_t t, const std::string& text) {
+  Record r;
+  r.time_ns = t;
+  r.op = Op::kMark;
+  r.text = text;
+  return r;
+}
+
+TEST(TracePlayerImage, WithoutPhaseMarkersNoPhases) {
+  const TraceImage img = build_trace_image({rec(10, Op::kMap, 0x1000, 4096), mark(15, "a note"),
+                                            rec(20, Op::kUnmap, 0x1000, 4096)},
+                                           0);
+  EXPECT_TRUE(img.phases.empty());
+  EXPECT_EQ(header(img).flags & TP_IMAGE_HAS_PHASES, 0u);
+  EXPECT_EQ(img.records, 2u);  // markers are not records of the image
+  EXPECT_EQ(record(img, 0).phase, 0u);
+  EXPECT_EQ(record(img, 1).phase, 0u);
+}
+
+TEST(TracePlayerImage, RecordsAndAccessesGetThePhaseTheyFallIn) {
+  // Out of order in the file; at equal times the file order decides.
+  const TraceImage img = build_trace_image({rec(100, Op::kMap, 0x1000, 8192),  // before any marker
+                                            mark(200, "phase read"),
+                                            access(200, 0x1000, 64, false),    // after the marker in the file
+                                            rec(400, Op::kUnmap, 0x1000, 8192),
+                                            mark(300, "phase write"),          // sorts before the unmap
+                                            access(300, 0x1400, 64, true),
+                                            mark(250, "not a phase"),
+                                            rec(150, Op::kMap, 0x9000, 4096)},
+                                           0);
+  ASSERT_EQ(img.phases.size(), 3u);
+  EXPECT_EQ(header(img).flags & TP_IMAGE_HAS_PHASES, TP_IMAGE_HAS_PHASES);
+  EXPECT_EQ(img.phases[0].name, "(before first phase)");
+  EXPECT_EQ(img.phases[1].name, "read");
+  EXPECT_EQ(img.phases[1].time_ns, 100u);  // since the first record
+  EXPECT_EQ(img.phases[2].name, "write");
+  EXPECT_EQ(img.phases[2].time_ns, 200u);
+  ASSERT_EQ(img.records, 5u);
+  // In time order: map@100, map@150, access@200, access@300, unmap@400.
+  EXPECT_EQ(record(img, 0).phase, 0u);
+  EXPECT_EQ(record(img, 1).phase, 0u);
+  EXPECT_EQ(record(img, 2).phase, 1u);
+  EXPECT_EQ(record(img, 3).phase, 2u);
+  EXPECT_EQ(record(img, 4).phase, 2u);
+  EXPECT_EQ(img.phases[0].records, 2u);
+  EXPECT_EQ(img.phases[1].records, 1u);
+  EXPECT_EQ(img.phases[2].records, 2u);
+  ASSERT_EQ(img.accesses.size(), 2u);
+  EXPECT_EQ(img.accesses[0].phase, 1u);
+  EXPECT_EQ(img.accesses[1].phase, 2u);
+  EXPECT_EQ(img.phases[1].accesses, 1u);
+  EXPECT_EQ(img.phases[2].accesses, 1u);
+}
+
+TEST(TracePlayerImage, AMarkerAtARecordsTimeGoesByFileOrder) {
+  const TraceImage img = build_trace_image({rec(10, Op::kMap, 0x1000, 4096), mark(10, "phase x"),
+                                            rec(10, Op::kMap, 0x3000, 4096)},
+                                           0);
+  EXPECT_EQ(record(img, 0).phase, 0u);
+  EXPECT_EQ(record(img, 1).phase, 1u);
+}
+
+TEST(TracePlayerImage, SynthesizedAccessesGetThePhaseOfTheirTime) {
+  SynthConfig synth;
+  synth.mode = SynthConfig::Mode::kOn;
+  synth.generic = {4.0, 0.0};  // the first page at the map
+  TraceImageBuilder b(0, synth);
+  b.add(rec(1000, Op::kMap, 0x1000, 4096));
+  b.add(rec(2000, Op::kUnmap, 0x1000, 4096));
+  b.add(mark(5000, "phase later"));
+  b.add(rec(6000, Op::kMap, 0x1000, 8192));
+  b.add(rec(9000, Op::kUnmap, 0x1000, 8192));
+  const TraceImage img = b.finish();
+  ASSERT_EQ(img.accesses.size(), 3u);
+  EXPECT_EQ(img.accesses[0].phase, 0u);
+  EXPECT_EQ(img.accesses[1].phase, 1u);
+  EXPECT_EQ(img.accesses[2].phase, 1u);
+  EXPECT_EQ(img.phases[0].accesses, 1u);
+  EXPECT_EQ(img.phases[1].accesses, 2u);
+}
+
 }  // namespace
 }  // namespace smmu_vp
