@@ -121,6 +121,16 @@ const Counter* StatsRegistry::find_counter(const std::string& path) const {
   auto it = counters_.find(path);
   return it == counters_.end() ? nullptr : it->second.get();
 }
+
+uint64_t StatsRegistry::counter_value(const std::string& path) const {
+  const Counter* c = find_counter(path);
+  return c ? c->value() : 0;
+}
+
+double StatsRegistry::value_or_zero(const std::string& path) const {
+  const double* v = find_value(path);
+  return v ? *v : 0.0;
+}
 const Histogram* StatsRegistry::find_histogram(const std::string& path) const {
   auto it = histograms_.find(path);
   return it == histograms_.end() ? nullptr : it->second.get();

@@ -72,6 +72,10 @@ class StatsRegistry {
 
   bool has(const std::string& path) const;
   const Counter* find_counter(const std::string& path) const;
+  // A counter's value; 0 when nothing registered it (a device that never counted).
+  uint64_t counter_value(const std::string& path) const;
+  // A value's; 0.0 when none was set.
+  double value_or_zero(const std::string& path) const;
   const Histogram* find_histogram(const std::string& path) const;
   const double* find_value(const std::string& path) const;
   // Every path registered, sorted.

@@ -31,26 +31,22 @@ const config::ParamTable<CameraConfig>& camera_params() {
   return t;
 }
 
-uint64_t count(const StatsRegistry& s, const std::string& path) {
-  const Counter* c = s.find_counter(path);
-  return c ? c->value() : 0;
-}
-
 std::string camera_summary(const DeviceConfig& d, const StatsRegistry& s) {
   const std::string p = d.name + ".";
-  const uint64_t captured = count(s, p + "frames_captured"), dropped = count(s, p + "frames_dropped");
+  const uint64_t captured = s.counter_value(p + "frames_captured"), dropped = s.counter_value(p + "frames_dropped");
   // A camera that never streamed says nothing.
   if (!captured && !dropped) return "";
   const double* fps = s.find_value(p + "fps_captured");
   std::string out = fmt::format(
       "  {}: {} frames captured ({:.2f} fps), {} dropped (no buffer), {} corrupted; {} lines lost, {} interrupts\n",
-      d.name, captured, fps ? *fps : 0.0, dropped, count(s, p + "frames_corrupted"), count(s, p + "lines_lost"),
-      count(s, p + "irqs"));
+      d.name, captured, fps ? *fps : 0.0, dropped, s.counter_value(p + "frames_corrupted"),
+      s.counter_value(p + "lines_lost"), s.counter_value(p + "irqs"));
   if (const Histogram* h = s.find_histogram(p + "line_write_latency_ns"); h && h->count())
     out += fmt::format("  {}: line write latency (produced to written) p50 {} p99 {} max {}; FIFO max {:.0f} lines\n",
                        d.name, human_ns(h->percentile(50)), human_ns(h->percentile(99)), human_ns(h->max()),
                        s.find_histogram(p + "line_fifo_lines") ? s.find_histogram(p + "line_fifo_lines")->max() : 0.0);
-  const uint64_t faults = count(s, p + "dma_faults"), prog = count(s, p + "prog_errors"), msi = count(s, p + "msi_errors");
+  const uint64_t faults = s.counter_value(p + "dma_faults"), prog = s.counter_value(p + "prog_errors"),
+                 msi = s.counter_value(p + "msi_errors");
   if (faults || prog || msi)
     out += fmt::format("  {}: ERRORS: {} aborted line writes, {} refused buffers, {} failed MSIs (ERR_STATUS, "
                        "docs/devices.md#camera)\n",

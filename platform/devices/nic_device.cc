@@ -35,32 +35,31 @@ const config::ParamTable<NicConfig>& nic_params() {
   return t;
 }
 
-uint64_t count(const StatsRegistry& s, const std::string& path) {
-  const Counter* c = s.find_counter(path);
-  return c ? c->value() : 0;
-}
-
 std::string nic_summary(const DeviceConfig& d, const StatsRegistry& s) {
   const std::string p = d.name + ".";
   // A NIC the run never enabled says nothing.
-  if (!count(s, p + "rx_offered") && !count(s, p + "tx_packets") && !count(s, p + "prog_errors") &&
-      !count(s, p + "desc_errors") && !count(s, p + "tx_dma_fault"))
+  if (!s.counter_value(p + "rx_offered") && !s.counter_value(p + "tx_packets") && !s.counter_value(p + "prog_errors") &&
+      !s.counter_value(p + "desc_errors") && !s.counter_value(p + "tx_dma_fault"))
     return "";
   const double* rx = s.find_value(p + "rx_gbps");
   const double* tx = s.find_value(p + "tx_gbps");
-  std::string out = fmt::format("  {}: rx {} frames ({}, {:.2f} Gbit/s while receiving), tx {} frames ({}, {:.2f} Gbit/s), {} interrupts\n",
-                                d.name, count(s, p + "rx_packets"), human_bytes(static_cast<double>(count(s, p + "rx_bytes"))),
-                                rx ? *rx : 0.0, count(s, p + "tx_packets"),
-                                human_bytes(static_cast<double>(count(s, p + "tx_bytes"))), tx ? *tx : 0.0,
-                                count(s, p + "irqs"));
-  const uint64_t drops[] = {count(s, p + "rx_no_buffer"), count(s, p + "rx_fifo_overflow"), count(s, p + "rx_dma_fault")};
-  out += fmt::format("  {}: rx drops: {} no buffer, {} FIFO overflow, {} DMA fault; tx DMA faults {}\n", d.name, drops[0],
-                     drops[1], drops[2], count(s, p + "tx_dma_fault"));
-  const uint64_t errors = count(s, p + "desc_errors") + count(s, p + "prog_errors") + count(s, p + "msi_errors");
+  std::string out = fmt::format(
+      "  {}: rx {} frames ({}, {:.2f} Gbit/s while receiving), tx {} frames ({}, {:.2f} Gbit/s), {} interrupts\n",
+      d.name, s.counter_value(p + "rx_packets"), human_bytes(static_cast<double>(s.counter_value(p + "rx_bytes"))),
+      rx ? *rx : 0.0, s.counter_value(p + "tx_packets"),
+      human_bytes(static_cast<double>(s.counter_value(p + "tx_bytes"))), tx ? *tx : 0.0, s.counter_value(p + "irqs"));
+  const uint64_t drops[] = {s.counter_value(p + "rx_no_buffer"), s.counter_value(p + "rx_fifo_overflow"),
+                            s.counter_value(p + "rx_dma_fault")};
+  out += fmt::format("  {}: rx drops: {} no buffer, {} FIFO overflow, {} DMA fault; tx DMA faults {}\n", d.name,
+                     drops[0], drops[1], drops[2], s.counter_value(p + "tx_dma_fault"));
+  const uint64_t errors =
+      s.counter_value(p + "desc_errors") + s.counter_value(p + "prog_errors") + s.counter_value(p + "msi_errors");
   if (errors)
-    out += fmt::format("  {}: ERRORS: {} bad descriptors, {} programming errors, {} failed MSIs (ERR_STATUS/Q_ERR "
-                       "registers, docs/devices.md)\n",
-                       d.name, count(s, p + "desc_errors"), count(s, p + "prog_errors"), count(s, p + "msi_errors"));
+    out += fmt::format(
+        "  {}: ERRORS: {} bad descriptors, {} programming errors, {} failed MSIs (ERR_STATUS/Q_ERR "
+        "registers, docs/devices.md)\n",
+        d.name, s.counter_value(p + "desc_errors"), s.counter_value(p + "prog_errors"),
+        s.counter_value(p + "msi_errors"));
   if (const Histogram* h = s.find_histogram(p + "rx_dma_latency_ns"); h && h->count())
     out += fmt::format("  {}: rx payload DMA latency p50 {} p99 {} max {}\n", d.name, human_ns(h->percentile(50)),
                        human_ns(h->percentile(99)), human_ns(h->max()));

@@ -33,37 +33,36 @@ const config::ParamTable<NvmeConfig>& nvme_params() {
   return t;
 }
 
-uint64_t count(const StatsRegistry& s, const std::string& path) {
-  const Counter* c = s.find_counter(path);
-  return c ? c->value() : 0;
-}
-
 std::string nvme_summary(const DeviceConfig& d, const StatsRegistry& s) {
   const std::string p = d.name + ".";
-  const uint64_t reads = count(s, p + "reads"), writes = count(s, p + "writes"), flushes = count(s, p + "flushes");
-  const uint64_t admin = count(s, p + "admin"), fatal = count(s, p + "fatal"), dberr = count(s, p + "doorbell_errors");
+  const uint64_t reads = s.counter_value(p + "reads"), writes = s.counter_value(p + "writes"),
+                 flushes = s.counter_value(p + "flushes");
+  const uint64_t admin = s.counter_value(p + "admin"), fatal = s.counter_value(p + "fatal"),
+                 dberr = s.counter_value(p + "doorbell_errors");
   // A drive the run never used says nothing.
   if (!reads && !writes && !flushes && !admin && !fatal && !dberr) return "";
   const double* iops = s.find_value(p + "iops");
   const double* rmbps = s.find_value(p + "read_mbps");
   const double* wmbps = s.find_value(p + "write_mbps");
   std::string out = fmt::format(
-      "  {}: {} reads ({}, {:.0f} MB/s), {} writes ({}, {:.0f} MB/s), {} flushes, {} admin; {:.0f} IOPS, {} interrupts\n",
-      d.name, reads, human_bytes(static_cast<double>(count(s, p + "bytes_read"))), rmbps ? *rmbps : 0.0, writes,
-      human_bytes(static_cast<double>(count(s, p + "bytes_written"))), wmbps ? *wmbps : 0.0, flushes, admin,
-      iops ? *iops : 0.0, count(s, p + "irqs"));
+      "  {}: {} reads ({}, {:.0f} MB/s), {} writes ({}, {:.0f} MB/s), {} flushes, {} admin; {:.0f} IOPS, {} "
+      "interrupts\n",
+      d.name, reads, human_bytes(static_cast<double>(s.counter_value(p + "bytes_read"))), rmbps ? *rmbps : 0.0, writes,
+      human_bytes(static_cast<double>(s.counter_value(p + "bytes_written"))), wmbps ? *wmbps : 0.0, flushes, admin,
+      iops ? *iops : 0.0, s.counter_value(p + "irqs"));
   if (const Histogram* h = s.find_histogram(p + "command_latency_ns"); h && h->count())
     out += fmt::format("  {}: command latency (doorbell to completion) p50 {} p99 {} max {}\n", d.name,
                        human_ns(h->percentile(50)), human_ns(h->percentile(99)), human_ns(h->max()));
-  const uint64_t transfer = count(s, p + "data_transfer_errors");
-  const uint64_t invalid = count(s, p + "invalid_opcode") + count(s, p + "invalid_field") +
-                           count(s, p + "invalid_namespace") + count(s, p + "invalid_queue") +
-                           count(s, p + "invalid_vector") + count(s, p + "lba_out_of_range") +
-                           count(s, p + "prp_offset_invalid");
-  if (transfer || invalid || dberr || fatal || count(s, p + "msi_errors"))
-    out += fmt::format("  {}: ERRORS: {} data transfer errors, {} invalid commands, {} bad doorbells, {} controller "
-                       "fatal (CSTS.CFS), {} failed MSIs (docs/devices.md#nvme)\n",
-                       d.name, transfer, invalid, dberr, fatal, count(s, p + "msi_errors"));
+  const uint64_t transfer = s.counter_value(p + "data_transfer_errors");
+  const uint64_t invalid = s.counter_value(p + "invalid_opcode") + s.counter_value(p + "invalid_field") +
+                           s.counter_value(p + "invalid_namespace") + s.counter_value(p + "invalid_queue") +
+                           s.counter_value(p + "invalid_vector") + s.counter_value(p + "lba_out_of_range") +
+                           s.counter_value(p + "prp_offset_invalid");
+  if (transfer || invalid || dberr || fatal || s.counter_value(p + "msi_errors"))
+    out += fmt::format(
+        "  {}: ERRORS: {} data transfer errors, {} invalid commands, {} bad doorbells, {} controller "
+        "fatal (CSTS.CFS), {} failed MSIs (docs/devices.md#nvme)\n",
+        d.name, transfer, invalid, dberr, fatal, s.counter_value(p + "msi_errors"));
   return out;
 }
 

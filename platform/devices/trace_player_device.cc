@@ -145,39 +145,37 @@ std::shared_ptr<const TraceImage> load_trace(const DeviceConfig& d, const TraceP
   }
 }
 
-uint64_t count(const StatsRegistry& s, const std::string& path) {
-  const Counter* c = s.find_counter(path);
-  return c ? c->value() : 0;
-}
-
 std::string trace_player_summary(const DeviceConfig& d, const StatsRegistry& s) {
   const std::string p = d.name + ".";
-  const uint64_t skipped = count(s, p + "accesses_skipped_unmapped") + count(s, p + "accesses_skipped_failed") +
-                           count(s, p + "accesses_skipped_no_table");
-  const uint64_t load = count(s, p + "load_unmatched") + count(s, p + "load_overlapping") +
-                        count(s, p + "load_accesses_unmapped");
+  const uint64_t skipped = s.counter_value(p + "accesses_skipped_unmapped") +
+                           s.counter_value(p + "accesses_skipped_failed") +
+                           s.counter_value(p + "accesses_skipped_no_table");
+  const uint64_t load = s.counter_value(p + "load_unmatched") + s.counter_value(p + "load_overlapping") +
+                        s.counter_value(p + "load_accesses_unmapped");
   std::string out;
-  if (count(s, p + "accesses") || skipped) {
-    out += fmt::format("  {}: {} accesses ({}), {} errors, {} skipped ({} to nothing mapped in the trace, {} whose "
-                       "map failed, {} without a slot table), {} waited for a map\n",
-                       d.name, count(s, p + "accesses"), human_bytes(static_cast<double>(count(s, p + "bytes"))),
-                       count(s, p + "access_errors"), skipped, count(s, p + "accesses_skipped_unmapped"),
-                       count(s, p + "accesses_skipped_failed"), count(s, p + "accesses_skipped_no_table"),
-                       count(s, p + "waits_for_map"));
+  if (s.counter_value(p + "accesses") || skipped) {
+    out += fmt::format(
+        "  {}: {} accesses ({}), {} errors, {} skipped ({} to nothing mapped in the trace, {} whose "
+        "map failed, {} without a slot table), {} waited for a map\n",
+        d.name, s.counter_value(p + "accesses"), human_bytes(static_cast<double>(s.counter_value(p + "bytes"))),
+        s.counter_value(p + "access_errors"), skipped, s.counter_value(p + "accesses_skipped_unmapped"),
+        s.counter_value(p + "accesses_skipped_failed"), s.counter_value(p + "accesses_skipped_no_table"),
+        s.counter_value(p + "waits_for_map"));
     if (const Histogram* h = s.find_histogram(p + "access_latency_ns"); h && h->count())
       out += fmt::format("  {}: access latency p50 {} p99 {} max {}\n", d.name, human_ns(h->percentile(50)),
                          human_ns(h->percentile(99)), human_ns(h->max()));
   }
-  if (const uint64_t made = count(s, p + "load_accesses_synthesized"))
-    out += fmt::format("  {}: {} device accesses synthesized from the DMA-API calls (synthesize {}; {} moved to "
-                       "just before their unmap)\n",
-                       d.name, made, d.params.value("synthesize", std::string("auto")),
-                       count(s, p + "load_synthesized_late"));
+  if (const uint64_t made = s.counter_value(p + "load_accesses_synthesized"))
+    out += fmt::format(
+        "  {}: {} device accesses synthesized from the DMA-API calls (synthesize {}; {} moved to "
+        "just before their unmap)\n",
+        d.name, made, d.params.value("synthesize", std::string("auto")), s.counter_value(p + "load_synthesized_late"));
   if (load)
-    out += fmt::format("  {}: trace problems: {} unmaps/syncs/frees of nothing mapped, {} maps over a live mapping, "
-                       "{} accesses to nothing mapped\n",
-                       d.name, count(s, p + "load_unmatched"), count(s, p + "load_overlapping"),
-                       count(s, p + "load_accesses_unmapped"));
+    out += fmt::format(
+        "  {}: trace problems: {} unmaps/syncs/frees of nothing mapped, {} maps over a live mapping, "
+        "{} accesses to nothing mapped\n",
+        d.name, s.counter_value(p + "load_unmatched"), s.counter_value(p + "load_overlapping"),
+        s.counter_value(p + "load_accesses_unmapped"));
   if (d.prepared) out += trace_player_phase_summary(d.name, *std::static_pointer_cast<const TraceImage>(d.prepared), s);
   return out;
 }

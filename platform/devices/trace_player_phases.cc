@@ -19,16 +19,6 @@ std::string app_prefix(const StatsRegistry& s) {
   return "";
 }
 
-uint64_t count(const StatsRegistry& s, const std::string& path) {
-  const Counter* c = s.find_counter(path);
-  return c ? c->value() : 0;
-}
-
-double value(const StatsRegistry& s, const std::string& path) {
-  const double* v = s.find_value(path);
-  return v ? *v : 0.0;
-}
-
 // The per-call latencies the app records (trace_replay.c), in report order.
 constexpr const char* kCallStats[] = {"map_ns",  "unmap_ns", "map_sg_ns",      "unmap_sg_ns", "sync_ns",
                                       "alloc_ns", "free_ns", "iommu_map_ns", "iommu_unmap_ns"};
@@ -49,15 +39,15 @@ std::string trace_player_phase_summary(const std::string& player, const TraceIma
     if (!shown(i)) continue;
     const std::string a = app + "phase." + std::to_string(i) + ".";
     const std::string p = player + ".phase." + std::to_string(i) + ".";
-    const uint64_t lookups = count(s, p + "tlb_lookups"), misses = count(s, p + "tlb_misses");
+    const uint64_t lookups = s.counter_value(p + "tlb_lookups"), misses = s.counter_value(p + "tlb_misses");
     const bool reached = s.find_value(p + "start_ns") != nullptr;
-    out += fmt::format(kRow, img.phases[i].name, app.empty() ? 0 : count(s, a + "calls"), count(s, p + "accesses"),
-                       lookups, misses,
-                       lookups ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(lookups - misses) /
-                                                            static_cast<double>(lookups))
-                               : std::string("-"),
-                       reached ? human_ns(value(s, p + "start_ns")) : std::string("not reached"),
-                       reached ? human_ns(value(s, p + "window_ns")) : std::string("-"));
+    out += fmt::format(
+        kRow, img.phases[i].name, app.empty() ? 0 : s.counter_value(a + "calls"), s.counter_value(p + "accesses"),
+        lookups, misses,
+        lookups ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(lookups - misses) / static_cast<double>(lookups))
+                : std::string("-"),
+        reached ? human_ns(s.value_or_zero(p + "start_ns")) : std::string("not reached"),
+        reached ? human_ns(s.value_or_zero(p + "window_ns")) : std::string("-"));
   }
   // Per-call latency, one row per phase and kind of call it made.
   constexpr const char* kCallRow = "    {:<24}{:<16}{:>8}{:>12}{:>12}{:>12}{:>12}\n";
@@ -89,14 +79,14 @@ nlohmann::json trace_player_phase_results(const std::string& player, const Trace
                         {"name", ph.name},
                         {"trace_start_ns", ph.time_ns},
                         {"records", ph.records},
-                        {"calls", app.empty() ? 0 : count(s, a + "calls")},
-                        {"accesses", count(s, p + "accesses")},
-                        {"tlb_lookups", count(s, p + "tlb_lookups")},
-                        {"tlb_misses", count(s, p + "tlb_misses")}};
+                        {"calls", app.empty() ? 0 : s.counter_value(a + "calls")},
+                        {"accesses", s.counter_value(p + "accesses")},
+                        {"tlb_lookups", s.counter_value(p + "tlb_lookups")},
+                        {"tlb_misses", s.counter_value(p + "tlb_misses")}};
     // Where the replay got to it: absent when the run ended before.
     if (s.find_value(p + "start_ns")) {
-      o["replay_start_ns"] = value(s, p + "start_ns");
-      o["replay_window_ns"] = value(s, p + "window_ns");
+      o["replay_start_ns"] = s.value_or_zero(p + "start_ns");
+      o["replay_window_ns"] = s.value_or_zero(p + "window_ns");
     }
     for (const char* stat : kCallStats)
       if (const Histogram* h = app.empty() ? nullptr : s.find_histogram(a + stat); h && h->count())

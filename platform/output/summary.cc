@@ -13,16 +13,6 @@ namespace smmu_vp {
 
 namespace {
 
-uint64_t counter(const StatsRegistry& s, const std::string& path) {
-  const Counter* c = s.find_counter(path);
-  return c ? c->value() : 0;
-}
-
-double value(const StatsRegistry& s, const std::string& path) {
-  const double* v = s.find_value(path);
-  return v ? *v : 0.0;
-}
-
 void histogram_row(std::ostream& os, const std::string& label, const Histogram& h) {
   os << fmt::format("  {:<34} {:>9} {:>11} {:>11} {:>11} {:>11}\n", label, h.count(),
                     human_ns(h.percentile(50)), human_ns(h.percentile(90)),
@@ -49,8 +39,7 @@ void print_tlb_by_stream(std::ostream& os, const StatsRegistry& s, const std::st
       continue;
     const std::string sid = path.substr(by.size(), path.size() - by.size() - leaf.size());
     if (sid.empty() || sid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (const uint64_t n = counter(s, path))
-      sids[std::stoull(sid)] = {n, counter(s, by + sid + ".hits")};
+    if (const uint64_t n = s.counter_value(path)) sids[std::stoull(sid)] = {n, s.counter_value(by + sid + ".hits")};
   }
   if (sids.size() < 2) return;
   os << "  TLB by StreamID:";
@@ -67,29 +56,30 @@ void print_tlb_by_stream(std::ostream& os, const StatsRegistry& s, const std::st
 void print_smmu(std::ostream& os, const StatsRegistry& s, const config::RunConfig& cfg, unsigned i) {
   const std::string n = cfg.smmu_name(i), p = n + ".";
   const smmu::SmmuConfig& c = cfg.smmu_config(i);
-  const uint64_t lookups = counter(s, p + "tlb.lookups"), hits = counter(s, p + "tlb.hits");
+  const uint64_t lookups = s.counter_value(p + "tlb.lookups"), hits = s.counter_value(p + "tlb.hits");
   os << "\n" << n << "\n";
   os << fmt::format("  transactions {} ({} bypassed, {} aborted); {}TLB lookups {}, hit rate {:.1f}%, table walks {}\n",
-                    counter(s, p + "transactions"), counter(s, p + "bypassed"), counter(s, p + "aborted"),
-                    c.translation.distributed.enabled() ? "TCU " : "", lookups,
+                    s.counter_value(p + "transactions"), s.counter_value(p + "bypassed"),
+                    s.counter_value(p + "aborted"), c.translation.distributed.enabled() ? "TCU " : "", lookups,
                     lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0,
-                    counter(s, p + "ptw.walks.s1") + counter(s, p + "ptw.walks.s2"));
+                    s.counter_value(p + "ptw.walks.s1") + s.counter_value(p + "ptw.walks.s2"));
   print_tlb_by_stream(os, s, p);
   if (const auto& tbus = c.translation.distributed.tbus; !tbus.empty()) {
     uint64_t translations = 0, tbu_hits = 0, misses = 0, waits = 0;
     for (const auto& t : tbus) {
       const std::string b = p + "tbu." + t.name + ".";
-      translations += counter(s, b + "translations");
-      tbu_hits += counter(s, b + "hits");
-      misses += counter(s, b + "misses");
-      waits += counter(s, b + "slot_waits");
+      translations += s.counter_value(b + "translations");
+      tbu_hits += s.counter_value(b + "hits");
+      misses += s.counter_value(b + "misses");
+      waits += s.counter_value(b + "slot_waits");
     }
-    os << fmt::format("  {} TBUs: {} translations, {} answered by the TBU ({:.1f}%), {} sent to the TCU; {} waited "
-                      "for a TBU slot; {} invalidations and {} syncs reached each TBU\n",
-                      tbus.size(), translations, tbu_hits,
-                      translations ? 100.0 * static_cast<double>(tbu_hits) / static_cast<double>(translations) : 0.0,
-                      misses, waits, counter(s, p + "tbu." + tbus.front().name + ".invalidations"),
-                      counter(s, p + "tbu." + tbus.front().name + ".syncs"));
+    os << fmt::format(
+        "  {} TBUs: {} translations, {} answered by the TBU ({:.1f}%), {} sent to the TCU; {} waited "
+        "for a TBU slot; {} invalidations and {} syncs reached each TBU\n",
+        tbus.size(), translations, tbu_hits,
+        translations ? 100.0 * static_cast<double>(tbu_hits) / static_cast<double>(translations) : 0.0, misses, waits,
+        s.counter_value(p + "tbu." + tbus.front().name + ".invalidations"),
+        s.counter_value(p + "tbu." + tbus.front().name + ".syncs"));
   }
   // ECMDQs (SMMUv3.3): how many carried commands, for how many cores, and
   // so how many cores share each (under a lock in the driver).
@@ -97,7 +87,7 @@ void print_smmu(std::ostream& os, const StatsRegistry& s, const config::RunConfi
   unsigned used = 0;
   uint64_t ecmdq_commands = 0;
   for (unsigned q = 0; q < ecmdqs; ++q)
-    if (const uint64_t in_queue = counter(s, p + "ecmdq" + std::to_string(q) + ".commands")) {
+    if (const uint64_t in_queue = s.counter_value(p + "ecmdq" + std::to_string(q) + ".commands")) {
       ++used;
       ecmdq_commands += in_queue;
     }
@@ -109,21 +99,24 @@ void print_smmu(std::ostream& os, const StatsRegistry& s, const config::RunConfi
                       cores > used ? fmt::format("{:.1f} cores share each queue, under its lock", double(cores) / used)
                                    : std::string("a queue per core"));
   }
-  os << fmt::format("  commands {} ({} CMD_SYNC)", counter(s, p + "cmdq.commands"), counter(s, p + "cmdq.syncs"));
+  os << fmt::format("  commands {} ({} CMD_SYNC)", s.counter_value(p + "cmdq.commands"),
+                    s.counter_value(p + "cmdq.syncs"));
   if (const Histogram* h = s.find_histogram(p + "cmdq.sync_latency_ns"); h && h->count())
     os << fmt::format(", SYNC latency p50 {} p99 {}", human_ns(h->percentile(50)), human_ns(h->percentile(99)));
   if (const Histogram* h = s.find_histogram(p + "cmdq.occupancy"); h && h->count())
     os << fmt::format(", queue occupancy mean {:.1f}", h->mean());
   os << "\n";
-  const uint64_t faults = counter(s, p + "faults.total");
-  const uint64_t cerrors = counter(s, p + "cmdq.errors.CERROR_ILL") + counter(s, p + "cmdq.errors.CERROR_ABT");
+  const uint64_t faults = s.counter_value(p + "faults.total");
+  const uint64_t cerrors =
+      s.counter_value(p + "cmdq.errors.CERROR_ILL") + s.counter_value(p + "cmdq.errors.CERROR_ABT");
   if (faults || cerrors)
-    os << fmt::format("  FAULTS: {} translation faults and aborts ({} event records written, {} lost), {} command "
-                      "errors (stats.json {}faults, {}cmdq.errors)\n",
-                      faults, counter(s, p + "events.written"), counter(s, p + "events.lost"), cerrors, p, p);
+    os << fmt::format(
+        "  FAULTS: {} translation faults and aborts ({} event records written, {} lost), {} command "
+        "errors (stats.json {}faults, {}cmdq.errors)\n",
+        faults, s.counter_value(p + "events.written"), s.counter_value(p + "events.lost"), cerrors, p, p);
   if (const Counter* stale = s.find_counter(p + "stale_check.stale_hits"))
     os << fmt::format("  stale check: {} of {} TLB hits used a translation the page tables no longer hold\n",
-                      stale->value(), counter(s, p + "stale_check.checks"));
+                      stale->value(), s.counter_value(p + "stale_check.checks"));
 }
 
 }  // namespace
@@ -202,11 +195,12 @@ void print_summary(std::ostream& os, Platform& p, const RunResult& r) {
                       human_ns(c.busy_ns), 100.0 * c.utilisation);
   }
 
-  const double dram_bytes = static_cast<double>(counter(s, "dram.bytes_read") + counter(s, "dram.bytes_written"));
+  const double dram_bytes =
+      static_cast<double>(s.counter_value("dram.bytes_read") + s.counter_value("dram.bytes_written"));
   os << "\nmemory\n";
   os << fmt::format("  dram: {} moved, {:.2f} GB/s over the run of {:.2f} GB/s configured, bus busy {:.1f}%\n",
-                    human_bytes(dram_bytes), value(s, "dram.bandwidth_gbps"), cfg.dram.bandwidth_gbps,
-                    100.0 * value(s, "dram.utilization"));
+                    human_bytes(dram_bytes), s.value_or_zero("dram.bandwidth_gbps"), cfg.dram.bandwidth_gbps,
+                    100.0 * s.value_or_zero("dram.utilization"));
   for (const char* kind : {"read", "write"}) {
     const Histogram* h = s.find_histogram(std::string("dram.") + kind + "_latency_ns");
     if (!h || !h->count()) continue;
