@@ -31,6 +31,7 @@
 #include "smmu/features.h"
 #include "smmu/memory_port.h"
 #include "smmu/registers.h"
+#include "smmu/smmu_config.h"
 
 namespace smmu_vp::smmu {
 
@@ -50,36 +51,6 @@ class CommandQueueRegs {
   virtual uint32_t raise_error(uint32_t cerror) = 0;
 };
 
-struct CommandQueueTiming {
-  unsigned fetch_batch = 8;        // commands per fetch read
-  double decode_ns = 1.0;          // per command, before it goes to a lane
-  double cfgi_ns = 20.0;           // CFGI_*
-  double tlbi_ns = 40.0;           // TLBI_* by ASID/VA/VMID/ALL
-  double tlbi_context_ns = 0.0;    // TLBI_* by ASID/VMID/ALL when not 0 (else tlbi_ns)
-  double tlbi_per_entry_ns = 0.0;  // extra per TLB entry removed (0: fixed cost)
-  double tlbi_range_ns = 60.0;     // a range TLBI (TG != 0), whatever its size
-  double sync_ns = 10.0;           // CMD_SYNC, after what it waits for
-  double prefetch_ns = 5.0;        // PREFETCH_*
-  double other_ns = 10.0;          // ATC_INV and the rest
-  unsigned lanes = 1;              // commands executing at once
-  // A CMD_SYNC's MSI write to normal memory is a coherent write (off by
-  // default): it takes the line from the cores holding a copy (the cores
-  // polling the word), and the queue consumes its next command only once the
-  // farthest copy is given up (Hooks::coherent_write says how long).
-  bool msi_coherent = false;
-  // Not parameters of their own: the SMMU sets them from its TBUs (tbu.h).
-  // With TBUs, the TCU sends every CFGI_* and TLBI_* to each TBU as a DTI
-  // message (dti_message_ns each) and holds it until the last
-  // acknowledgement is back (2 x dti_latency_ns): a TBU grants the TCU one
-  // invalidation at a time (Arm CoreLink MMU-700 TRM, 101542). A CMD_SYNC
-  // after such commands does the same with a DTI sync; one with no
-  // invalidation since the last completes without.
-  unsigned tbus = 0;
-  double dti_message_ns = 0.0;
-  double dti_latency_ns = 0.0;
-  // The round of DTI messages to every TBU and back.
-  double tbu_round_ns() const { return tbus ? tbus * dti_message_ns + 2 * dti_latency_ns : 0.0; }
-};
 
 class CommandQueueConsumer : public sc_core::sc_module {
  public:

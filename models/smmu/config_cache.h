@@ -38,6 +38,7 @@
 #include <utility>
 
 #include "smmu/replacement.h"
+#include "smmu/smmu_config.h"
 
 namespace smmu_vp {
 class Counter;
@@ -51,10 +52,6 @@ namespace smmu_vp::smmu {
 // goes to the decoder without conversion.
 using CachedDescriptor = std::array<uint64_t, 8>;
 
-struct ConfigCacheConfig {
-  unsigned ste_entries = 64;  // 0: STEs are not cached
-  unsigned cd_entries = 64;   // 0: CDs are not cached
-};
 
 struct ConfigCacheStats {
   struct Side {

@@ -28,17 +28,12 @@
 #include "common/sim_time.h"
 #include "common/stats.h"
 #include "smmu/memory_port.h"
+#include "smmu/smmu_config.h"
 #include "smmu/translation_types.h"
 #include "smmu/walk_cache.h"
 
 namespace smmu_vp::smmu {
 
-struct WalkTiming {
-  // Walker work per lookup, after the descriptor arrives: decode, check, form
-  // the next descriptor address. 2 ns is a couple of cycles of an SMMU clock
-  // of about 1 GHz; the memory read dominates.
-  double step_ns = 2.0;
-};
 
 // Why a configuration cannot be walked. The CD decoder turns a stage 1 error
 // into C_BAD_CD, the STE decoder a stage 2 error into C_BAD_STE (IHI 0070 5.4

@@ -15,18 +15,9 @@
 #include <optional>
 #include <utility>
 
+#include "smmu/smmu_config.h"
+
 namespace smmu_vp::smmu {
-
-enum class ReplacementPolicy : uint8_t { kLru, kFifo, kRandom };
-
-inline const char* to_string(ReplacementPolicy p) {
-  switch (p) {
-    case ReplacementPolicy::kLru: return "lru";
-    case ReplacementPolicy::kFifo: return "fifo";
-    case ReplacementPolicy::kRandom: return "random";
-  }
-  return "?";
-}
 
 // SplitMix64: tiny, fast, and good enough to pick victims. The same seed always
 // gives the same sequence on every host.

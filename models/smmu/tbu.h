@@ -40,45 +40,14 @@
 #include "common/resource.h"
 #include "common/sim_time.h"
 #include "common/stats.h"
+#include "smmu/smmu_config.h"
 #include "smmu/tlb.h"
 
 namespace smmu_vp::smmu {
 
-// What every TBU of the SMMU has (the parameters an architect sizes).
-// Defaults: gem5's SMMUv3 device interface (its TBU), as a starting point.
-struct TbuParams {
-  TlbConfig tlb{2048, 4};            // main TLB of the TBU
-  unsigned micro_tlb_entries = 32;   // fully associative, before the main TLB (0: none)
-  unsigned translation_slots = 16;   // transactions held at once, each until it leaves
-  bool hit_under_miss = true;        // hits leave before outstanding misses
-  double tlb_lookup_ns = 3.0;        // main TLB lookup, hit or miss
-  double micro_tlb_lookup_ns = 1.0;  // micro-TLB lookup, hit or miss
-};
 
-// The DTI link between the TBUs and the TCU.
-struct DtiTiming {
-  double latency_ns = 8.0;  // one message, TBU to TCU or back
-  double message_ns = 1.0;  // the TCU sending one message: a broadcast sends one per TBU
-};
 
-// One TBU as the platform names it: the master ports (device instances)
-// whose transactions it translates.
-struct TbuSpec {
-  std::string name;
-  std::vector<std::string> masters;
-};
 
-// The distributed SMMU's layout. No TBUs: the SMMU is monolithic (one TLB in
-// front of one pool of walkers, the model of every scenario before TBUs).
-struct DistributedConfig {
-  std::vector<TbuSpec> tbus;
-  TbuParams tbu;
-  DtiTiming dti;
-  // Master port -> TBU index, resolved from TbuSpec::masters by the platform
-  // configuration (port i is device i of the platform).
-  std::vector<unsigned> port_tbu;
-  bool enabled() const { return !tbus.empty(); }
-};
 
 class Tbu {
  public:

@@ -59,6 +59,7 @@
 
 #include "common/stats.h"
 #include "smmu/replacement.h"
+#include "smmu/smmu_config.h"
 #include "smmu/translation_types.h"
 
 namespace smmu_vp {
@@ -139,24 +140,6 @@ struct TlbHit {
 // contiguous-hint size).
 std::optional<uint8_t> leaf_level(Granule g, unsigned size_log2);
 
-struct TlbConfig {
-  using Replacement = ReplacementPolicy;
-  static constexpr Replacement kLru = ReplacementPolicy::kLru;
-  static constexpr Replacement kFifo = ReplacementPolicy::kFifo;
-  static constexpr Replacement kRandom = ReplacementPolicy::kRandom;
-
-  unsigned entries = 256;  // > 0, a multiple of ways
-  unsigned ways = 4;       // ways == entries: fully associative (micro-TLB)
-  Replacement replacement = kLru;
-  uint64_t seed = 0;  // random replacement only
-  // TLBI_S2_IPA is not required to remove combined S1+S2 entries (IHI 0070
-  // 4.4.3.1); software pairs it with NH_ALL/NH_VAA. Set this to model an
-  // implementation that over-invalidates nested entries whose IPA overlaps.
-  bool s2_ipa_invalidates_nested = false;
-  // Offset the set index by a hash of the entry's context (see the file
-  // comment); off: index by page number only.
-  bool index_by_context = true;
-};
 
 // Address-based TLBI commands that have a range form (IHI 0070 4.4.1.1).
 enum class TlbiScope : uint8_t {

@@ -23,29 +23,13 @@
 #include "smmu/features.h"
 #include "smmu/memory_port.h"
 #include "smmu/page_table_walker.h"
+#include "smmu/smmu_config.h"
 #include "smmu/tbu.h"
 #include "smmu/tlb.h"
 #include "smmu/walk_cache.h"
 
 namespace smmu_vp::smmu {
 
-struct TranslatorConfig {
-  TlbConfig tlb;
-  ConfigCacheConfig config_cache;
-  WalkCacheConfig walk_cache;
-  WalkTiming walk;
-  unsigned translation_slots = 16;  // translations in progress at once (with TBUs: at the TCU)
-  unsigned walker_slots = 4;        // table walks in progress at once
-  double tlb_lookup_ns = 2.0;       // TLB lookup, hit or miss
-  // Optional micro-TLB per master port, looked up before the main TLB and
-  // filled from it (0 entries: none).
-  unsigned micro_tlb_entries = 0;
-  double micro_tlb_lookup_ns = 0.5;
-  double config_lookup_ns = 2.0;    // config cache lookup, hit or miss
-  // TBUs in front of this translator, which is then the TCU (tbu.h); none:
-  // one monolithic SMMU.
-  DistributedConfig distributed;
-};
 
 struct TranslationRequest {
   unsigned port = 0;  // the master port it came in on (selects the micro-TLB)

@@ -23,14 +23,11 @@
 #include <vector>
 
 #include "common/stats.h"
+#include "smmu/smmu_config.h"
 #include "smmu/translation_types.h"
 
 namespace smmu_vp::smmu {
 
-struct WalkCacheConfig {
-  unsigned entries = 64;  // total capacity
-  unsigned ways = 4;      // associativity; entries must be a multiple of it
-};
 
 class WalkCache {
  public:

@@ -9,6 +9,9 @@
 
 #include "config/run_config.h"
 
+#ifndef SMMU_VP_INSTALLED_PROFILE_DIR
+#define SMMU_VP_INSTALLED_PROFILE_DIR "share/smmu-vp/platform/platforms"
+#endif
 #ifndef SMMU_VP_PROFILE_DIR
 #define SMMU_VP_PROFILE_DIR "platform/platforms"
 #endif
@@ -181,6 +184,14 @@ bool is_timing_unit(const std::string& unit) {
 
 std::string profile_dir() {
   if (const char* env = std::getenv("SMMU_VP_PROFILES"); env && *env) return env;
+  // An installed smmu-vp (cmake --install, the Debian package) finds them
+  // beside it: <prefix>/bin/smmu-vp, <prefix>/share/smmu-vp/platform/platforms.
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed = exe.parent_path().parent_path() / SMMU_VP_INSTALLED_PROFILE_DIR;
+    if (std::filesystem::is_directory(installed, ec)) return installed.string();
+  }
   return SMMU_VP_PROFILE_DIR;
 }
 

@@ -77,8 +77,9 @@ Profile profile_from_document(const nlohmann::json& doc, const std::string& labe
 // naming the known profiles when there is no such profile.
 std::string find_profile(const std::string& name_or_path, const std::string& base_dir = ".");
 
-// The directory named profiles are found in: $SMMU_VP_PROFILES, else the
-// source tree's platform/platforms.
+// The directory named profiles are found in: $SMMU_VP_PROFILES, else an
+// installed copy beside the executable (<prefix>/share/smmu-vp/platform/
+// platforms), else the source tree's platform/platforms.
 std::string profile_dir();
 // Names of the profiles in profile_dir(), sorted.
 std::vector<std::string> profile_names();

@@ -1,6 +1,7 @@
 #include "config/smmu_topology.h"
 
 #include <algorithm>
+#include <utility>
 #include <map>
 #include <set>
 
@@ -25,22 +26,40 @@ void check_smmu_lines(const RunConfig& rc, unsigned i) {
                                                       std::to_string(rc.intc.lines) + ")");
 }
 
+// Where a field of SmmuConfig (InvalidConfig::field(), "translation.tlb.ways")
+// is in platform.smmu: the translator's and the TBUs' parameters sit at its
+// top level (platform_params.cc).
+std::string smmu_json_path(const std::string& field) {
+  static const std::pair<const char*, const char*> renamed[] = {
+      {"translation.micro_tlb_entries", "micro_tlb.entries"},
+      {"translation.micro_tlb_lookup_ns", "micro_tlb.lookup_ns"},
+      {"translation.walk.step_ns", "walk_step_ns"},
+      {"translation.distributed.", ""},
+      {"translation.", ""}};
+  std::string f = field;
+  for (const auto& [from, to] : renamed)
+    if (f.rfind(from, 0) == 0) {
+      f = to + f.substr(std::string(from).size());
+      break;
+    }
+  std::replace(f.begin(), f.end(), '.', '/');
+  return "/platform/smmu/" + f;
+}
+
 }  // namespace
 
 std::string smmu_path(unsigned i) { return i == 0 ? "/platform/smmu" : "/platform/smmus/" + std::to_string(i - 1); }
 
-// The checks of platform.smmu that no single parameter's range expresses.
+// The checks of platform.smmu that no single parameter's range expresses:
+// the model's own (SmmuConfig::validate) at the parameters' JSON paths, and
+// the interrupt lines against the interrupt controller.
 void check_smmu(const RunConfig& rc) {
-  const std::string p = "/platform/smmu";
-  const smmu::SmmuConfig& c = rc.smmu;
-  const std::vector<std::string> problems = c.features.validate();
-  if (!problems.empty()) throw ConfigError(p + "/features", "not a valid SMMU: " + problems.front());
+  try {
+    rc.smmu.validate();
+  } catch (const InvalidConfig& e) {
+    throw ConfigError(smmu_json_path(e.field()), e.reason());
+  }
   check_smmu_lines(rc, 0);
-  const smmu::TranslatorConfig& t = c.translation;
-  if (t.tlb.entries % t.tlb.ways != 0)
-    throw ConfigError(p + "/tlb/ways", "entries (" + std::to_string(t.tlb.entries) + ") must be a multiple of ways");
-  if (t.walk_cache.entries % t.walk_cache.ways != 0)
-    throw ConfigError(p + "/walk_cache/ways", "entries must be a multiple of ways");
 }
 
 // platform.smmus: copies of platform.smmu with their own name, registers and
@@ -106,11 +125,6 @@ void resolve_tbus(RunConfig& rc) {
   const smmu::DistributedConfig& d = t.distributed;
   if (!d.enabled()) return;
   const std::string p = "/platform/smmu/tbus";
-  if (t.micro_tlb_entries)
-    throw ConfigError("/platform/smmu/micro_tlb/entries", "with tbus, micro-TLBs are the TBUs' (tbu.micro_tlb_entries); set this to 0");
-  if (d.tbu.tlb.entries % d.tbu.tlb.ways != 0)
-    throw ConfigError("/platform/smmu/tbu/tlb/ways", "entries (" + std::to_string(d.tbu.tlb.entries) + ") must be a multiple of ways");
-  if (rc.smmu.stale_check) throw ConfigError("/platform/smmu/stale_check", "is not available with tbus (a TBU's hits are not checked)");
   constexpr unsigned kNone = ~0u;
   const std::vector<smmu::TbuSpec> all = d.tbus;
   std::vector<unsigned> device_tbu(rc.devices.size(), kNone), tbu_smmu(all.size(), 0);

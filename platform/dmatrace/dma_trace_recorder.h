@@ -17,6 +17,7 @@
 #include "dmatrace/dma_trace.h"
 #include "hal/hal.h"
 #include "smmu/smmu.h"
+#include "smmu/smmu_observer.h"
 
 namespace smmu_vp {
 

@@ -19,6 +19,8 @@
 #include "common/stats.h"
 #include "common/stream_id_extension.h"
 #include "smmu/commands.h"
+#include "smmu/register_file.h"
+#include "smmu/registers.h"
 #include "smmu/smmu.h"
 
 namespace smmu_vp::smmu {
@@ -176,6 +178,23 @@ const CommandWords kIllegal = {0xFF, 0};
 
 // IHI 0070 7.5, 7.5.1: CMDQ_ERR (here CERROR_ILL) triggers the wired GERROR
 // interrupt. Before the audit the error was activated but no interrupt sent.
+// A platform that fills in SmmuConfig itself hears of a field the model
+// cannot be built with from the constructor, and the hierarchy stays usable.
+TEST(SmmuConstruction, ABadConfigurationThrowsInvalidConfigNamingTheField) {
+  StatsRegistry stats;
+  SmmuConfig bad = config();
+  bad.translation.tlb.ways = 3;
+  try {
+    Smmu smmu("bad_smmu", bad, nullptr, stats, nullptr);
+    FAIL() << "accepted";
+  } catch (const InvalidConfig& e) {
+    EXPECT_EQ(e.field(), "translation.tlb.ways");
+    EXPECT_NE(std::string(e.what()).find("must be a multiple of ways"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(sc_core::sc_find_object("bad_smmu"), nullptr);
+  EXPECT_FALSE(stats.has("bad_smmu.transactions"));
+}
+
 TEST_F(GerrorTest, Gerror75_CmdqErrRaisesWiredGerrorIrq) {
   bring_up(true);
   submit(kIllegal);

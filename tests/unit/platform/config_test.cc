@@ -218,6 +218,24 @@ TEST(RunConfig, BadTbusNameWhatIsWrong) {
   EXPECT_TRUE(fails_at(with_tbus(R"([{"masters": ["dma0", "dma1"]}])"), "/platform/smmu/tbus/0/name", {"missing"}));
 }
 
+// The model's own checks (SmmuConfig::validate) come back at the JSON path
+// of the parameter, wherever platform_params.cc puts it.
+TEST(RunConfig, SmmuStructChecksNameTheJsonParameter) {
+  const char* tbu = R"([{"name": "a", "masters": ["dma0", "dma1"]}])";
+  EXPECT_TRUE(fails_at(with_tbus("[]"), "/platform/smmu/tlb/ways", {"entries (256) must be a multiple of ways (3)"},
+                       {"platform.smmu.tlb.ways=3"}));
+  EXPECT_TRUE(fails_at(with_tbus("[]"), "/platform/smmu/walk_cache/ways", {"multiple of ways"},
+                       {"platform.smmu.walk_cache.ways=5"}));
+  EXPECT_TRUE(fails_at(with_tbus(tbu), "/platform/smmu/micro_tlb/entries", {"the TBUs'"},
+                       {"platform.smmu.micro_tlb.entries=8"}));
+  EXPECT_TRUE(fails_at(with_tbus(tbu), "/platform/smmu/tbu/tlb/ways", {"multiple of ways"},
+                       {"platform.smmu.tbu.tlb.ways=7"}));
+  EXPECT_TRUE(fails_at(with_tbus(tbu), "/platform/smmu/stale_check", {"not available with TBUs"},
+                       {"platform.smmu.stale_check=true"}));
+  EXPECT_TRUE(fails_at(with_tbus("[]"), "/platform/smmu/features", {"not a valid SMMU"},
+                       {"platform.smmu.features.stage1=false", "platform.smmu.features.stage2=false"}));
+}
+
 // Two devices with one StreamID behind the SMMU once ran to "completed"
 // with garbage (issue 31); without an SMMU StreamIDs mean nothing.
 TEST(RunConfig, TwoDevicesWithOneStreamIdBehindTheSmmuAreRefused) {
