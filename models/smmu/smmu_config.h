@@ -43,7 +43,7 @@ struct TlbConfig {
   // 4.4.3.1); software pairs it with NH_ALL/NH_VAA. Set this to model an
   // implementation that over-invalidates nested entries whose IPA overlaps.
   bool s2_ipa_invalidates_nested = false;
-  // Offset the set index by a hash of the entry's context (see the file
+  // Offset the set index by a hash of the entry's context (tlb.h's file
   // comment); off: index by page number only.
   bool index_by_context = true;
 };
@@ -141,7 +141,8 @@ struct CommandQueueTiming {
   // A CMD_SYNC's MSI write to normal memory is a coherent write (off by
   // default): it takes the line from the cores holding a copy (the cores
   // polling the word), and the queue consumes its next command only once the
-  // farthest copy is given up (Hooks::coherent_write says how long).
+  // farthest copy is given up (CommandQueueConsumer::Hooks::coherent_write in
+  // command_queue.h says how long).
   bool msi_coherent = false;
   // Not parameters of their own: the SMMU sets them from its TBUs (tbu.h).
   // With TBUs, the TCU sends every CFGI_* and TLBI_* to each TBU as a DTI
