@@ -1,6 +1,7 @@
 #include "camera/camera.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -34,7 +35,7 @@ CameraCore::Params core_params(const CameraConfig& c) {
 
 Camera::Camera(sc_core::sc_module_name name, const CameraConfig& cfg, IrqSink* irq, StatsRegistry& stats,
                TraceSink* trace)
-    : sc_module(name),
+    : sc_module(validated_name(name, cfg)),
       regs("regs"),
       mem("mem"),
       cfg_(cfg),
@@ -259,6 +260,24 @@ void Camera::finalize() {
   const uint64_t captured = core_.stat(CamStat::kFramesCaptured);
   if (captured && last_capture_ > first_start_)
     stats_.value(p + "fps_captured") = static_cast<double>(captured) * 1e12 / static_cast<double>(last_capture_ - first_start_);
+}
+
+void CameraConfig::validate() const {
+  check::at_least_one(width, "width");
+  check::at_least_one(height, "height");
+  check::at_least_one(bytes_per_pixel, "bytes_per_pixel");
+  check::rate(fps, "fps");
+  check::at_least_one(line_fifo_lines, "line_fifo_lines");
+  const uint64_t line = uint64_t{width} * bytes_per_pixel, fifo = line * line_fifo_lines;
+  check::require(fifo <= kMaxFifoBytes, "line_fifo_lines",
+                 std::to_string(line_fifo_lines) + " lines of " + std::to_string(line) + " bytes need " +
+                     std::to_string(fifo) + " bytes of FIFO, more than the " + std::to_string(kMaxFifoBytes >> 20) +
+                     " MiB an on-chip FIFO can have");
+  check::require(burst_bytes >= 1 && burst_bytes <= 4096 && (burst_bytes & (burst_bytes - 1)) == 0, "burst_bytes",
+                 "must be a power of two of at most 4096, not " + std::to_string(burst_bytes));
+  check::at_least_one(outstanding_writes, "outstanding_writes");
+  check::at_least_one(queue_depth, "queue_depth");
+  check::time(reg_latency_ns, "reg_latency_ns");
 }
 
 }  // namespace smmu_vp

@@ -30,6 +30,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "camera/camera_core.h"
+#include "common/invalid_config.h"
 #include "common/irq_sink.h"
 #include "common/stats.h"
 #include "common/tlm_time.h"
@@ -52,6 +53,13 @@ struct CameraConfig {
   double reg_latency_ns = 50.0;     // register access
   uint32_t stream_id = 0;
   unsigned irq = 0;                 // wired frame-done line
+
+  // The largest line FIFO a camera may have: line_fifo_lines x width x
+  // bytes_per_pixel of on-chip memory (and as much host memory).
+  static constexpr uint64_t kMaxFifoBytes = 64ull << 20;
+  // Throws InvalidConfig naming the first field the model cannot be built
+  // with (the module's constructor calls it).
+  void validate() const;
 };
 
 class Camera : public sc_core::sc_module {

@@ -13,7 +13,7 @@ namespace smmu_vp {
 
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, IrqSink* irq,
                      StatsRegistry& stats, TraceSink* trace)
-    : sc_module(name),
+    : sc_module(validated_name(name, cfg)),
       regs("regs"),
       mem("mem"),
       cfg_(cfg),
@@ -159,6 +159,14 @@ void DmaEngine::finalize() {
     stats_.value(p + ".bandwidth_gbps") =
         static_cast<double>(bytes_total_.value()) / ps_to_ns(last_done_ - first_go_);
   }
+}
+
+void DmaConfig::validate() const {
+  check::at_least_one(channels, "channels");
+  check::at_least_one(burst_bytes, "burst_bytes");
+  check::at_least_one(max_outstanding, "max_outstanding");
+  check::time(setup_ns, "setup_ns");
+  check::time(reg_latency_ns, "reg_latency_ns");
 }
 
 }  // namespace smmu_vp

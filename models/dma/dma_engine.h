@@ -15,6 +15,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "common/invalid_config.h"
 #include "common/stats.h"
 #include "common/tlm_time.h"
 #include "common/trace.h"
@@ -31,6 +32,10 @@ struct DmaConfig {
   double reg_latency_ns = 10.0;  // register access
   uint32_t stream_id = 0;        // reset value of each channel's SID register
   unsigned irq = 0;              // channel n raises line irq + n
+
+  // Throws InvalidConfig naming the first field the model cannot be built
+  // with (the module's constructor calls it).
+  void validate() const;
 };
 
 class DmaEngine : public sc_core::sc_module {

@@ -7,7 +7,7 @@
 namespace smmu_vp {
 
 Dram::Dram(sc_core::sc_module_name name, const DramConfig& cfg, StatsRegistry& stats)
-    : sc_module(name),
+    : sc_module(validated_name(name, cfg)),
       socket("socket"),
       core_(basename(), cfg, stats),
       errors_(stats.counter(std::string(basename()) + ".errors")) {

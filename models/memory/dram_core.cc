@@ -59,4 +59,11 @@ void DramCore::finalize(Ps sim_end) {
   if (bus_.has_window()) stats_.value(name_ + ".utilization_in_window") = bus_.window_utilisation();
 }
 
+void DramConfig::validate() const {
+  check::at_least_one(size, "size");
+  check::time(read_latency_ns, "read_latency_ns");
+  check::time(write_latency_ns, "write_latency_ns");
+  check::rate(bandwidth_gbps, "bandwidth_gbps");
+}
+
 }  // namespace smmu_vp

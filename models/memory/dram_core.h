@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/invalid_config.h"
 #include "common/resource.h"
 #include "common/sim_time.h"
 #include "common/stats.h"
@@ -29,6 +30,10 @@ struct DramConfig {
   double write_latency_ns = 60.0;  // write acknowledged after the bus is granted
   double bandwidth_gbps = 25.6;    // GB/s = bytes per ns
   DmaRegion dma_region;            // used by the platform, not the model
+
+  // Throws InvalidConfig naming the first field the model cannot be built
+  // with (the module's constructor calls it).
+  void validate() const;
 };
 
 class DramCore {

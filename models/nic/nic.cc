@@ -1,6 +1,7 @@
 #include "nic/nic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "common/payload.h"
@@ -25,7 +26,7 @@ Ps& earliest(std::vector<Ps>& slots) { return *std::min_element(slots.begin(), s
 }  // namespace
 
 Nic::Nic(sc_core::sc_module_name name, const NicConfig& cfg, IrqSink* irq, StatsRegistry& stats, TraceSink* trace)
-    : sc_module(name),
+    : sc_module(validated_name(name, cfg)),
       regs("regs"),
       mem("mem"),
       cfg_(cfg),
@@ -394,6 +395,32 @@ void Nic::finalize() {
     stats_.value(p + "rx_gbps_in_window") = 8.0 * static_cast<double>(rx_window_bytes_) / ns;
     stats_.value(p + "tx_gbps_in_window") = 8.0 * static_cast<double>(tx_window_bytes_) / ns;
   }
+}
+
+// The largest frame is mtu + 14 (the Ethernet header; the FCS is not
+// carried); a fixed-size frame must fit, and the imix mix has 1514-byte
+// frames.
+void NicConfig::validate() const {
+  check::at_least_one(queues, "queues");
+  check::rate(link_gbps, "link_gbps");
+  check::rate(pcie_gbps, "pcie_gbps");
+  check::require(std::isfinite(rx_load_percent) && rx_load_percent >= 0 && rx_load_percent <= 100, "rx_load_percent",
+                 "must be between 0 and 100");
+  const uint64_t max_frame = uint64_t{mtu} + kEthHeader;
+  if (rx_frame_mix == FrameMix::kFixed)
+    check::require(rx_frame_bytes <= max_frame, "rx_frame_bytes",
+                   "larger than the largest frame, mtu + 14 = " + std::to_string(max_frame) + " bytes");
+  if (rx_frame_mix == FrameMix::kImix)
+    check::require(max_frame >= 1514, "mtu", "the imix frame mix needs 1514-byte frames: mtu must be at least 1500");
+  check::require(rx_frame_bytes >= kEthHeader, "rx_frame_bytes", "must hold the 14-byte Ethernet header");
+  check::at_least_one(rx_flows, "rx_flows");
+  check::at_least_one(desc_batch, "desc_batch");
+  check::require(burst_bytes >= 1 && burst_bytes <= 4096, "burst_bytes", "must be 1 to 4096 (a burst never crosses a 4 KiB page)");
+  check::at_least_one(outstanding_reads, "outstanding_reads");
+  check::at_least_one(outstanding_writes, "outstanding_writes");
+  check::at_least_one(tx_frames_ahead, "tx_frames_ahead");
+  check::time(per_packet_ns, "per_packet_ns");
+  check::time(reg_latency_ns, "reg_latency_ns");
 }
 
 }  // namespace smmu_vp

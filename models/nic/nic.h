@@ -27,6 +27,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "common/invalid_config.h"
 #include "common/irq_sink.h"
 #include "common/stats.h"
 #include "common/tlm_time.h"
@@ -55,6 +56,10 @@ struct NicConfig {
   double reg_latency_ns = 100.0;      // register access
   uint32_t stream_id = 0;
   unsigned irq = 0;                   // queue q raises line irq + q
+
+  // Throws InvalidConfig naming the first field the model cannot be built
+  // with (the module's constructor calls it).
+  void validate() const;
 };
 
 class Nic : public sc_core::sc_module {

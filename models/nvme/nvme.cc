@@ -28,7 +28,7 @@ NvmeCore::Params core_params(const NvmeConfig& c, const char* name) {
 }  // namespace
 
 Nvme::Nvme(sc_core::sc_module_name name, const NvmeConfig& cfg, IrqSink* irq, StatsRegistry& stats, TraceSink* trace)
-    : sc_module(name),
+    : sc_module(validated_name(name, cfg)),
       regs("regs"),
       mem("mem"),
       cfg_(cfg),
@@ -465,6 +465,25 @@ void Nvme::finalize() {
   if (window_end_ > window_start_)
     stats_.value(p + "media_utilisation_in_window") =
         static_cast<double>(media_window_busy_) / (static_cast<double>(window_end_ - window_start_) * media_slots_.size());
+}
+
+void NvmeConfig::validate() const {
+  check::at_least_one(queues, "queues");
+  check::require(vectors >= 1 && vectors <= NVME_MAX_VECTORS, "vectors",
+                 "must be 1 to " + std::to_string(NVME_MAX_VECTORS) + " (the MSI-X table's entries)");
+  check::at_least_one(capacity_gib, "capacity_gib");
+  check::require(lba_bytes == 512 || lba_bytes == 4096, "lba_bytes", "must be 512 or 4096, not " + std::to_string(lba_bytes));
+  check::time(read_latency_us, "read_latency_us");
+  check::time(write_latency_us, "write_latency_us");
+  check::at_least_one(parallelism, "parallelism");
+  check::rate(read_mbps, "read_mbps");
+  check::rate(write_mbps, "write_mbps");
+  check::rate(pcie_gbps, "pcie_gbps");
+  check::time(reg_latency_ns, "reg_latency_ns");
+  check::time(enable_us, "enable_us");
+  check::require(burst_bytes >= 1 && burst_bytes <= 4096, "burst_bytes", "must be 1 to 4096 (a burst never crosses a 4 KiB page)");
+  check::at_least_one(outstanding, "outstanding");
+  check::at_least_one(sq_fetch_batch, "sq_fetch_batch");
 }
 
 }  // namespace smmu_vp

@@ -31,6 +31,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "common/invalid_config.h"
 #include "common/irq_sink.h"
 #include "common/stats.h"
 #include "common/tlm_time.h"
@@ -60,6 +61,10 @@ struct NvmeConfig {
   uint32_t sq_fetch_batch = 8;     // SQ entries read at once
   uint32_t stream_id = 0;
   unsigned irq = 0;                // vector v's wired line is irq + v
+
+  // Throws InvalidConfig naming the first field the model cannot be built
+  // with (the module's constructor calls it).
+  void validate() const;
 };
 
 class Nvme : public sc_core::sc_module {

@@ -4,18 +4,9 @@
 
 namespace smmu_vp::smmu {
 
-namespace {
-// The configuration is checked before the module itself is built, so a bad
-// one leaves nothing half-made in the SystemC hierarchy.
-const sc_core::sc_module_name& checked(const sc_core::sc_module_name& name, const SmmuConfig& cfg) {
-  cfg.validate();
-  return name;
-}
-}  // namespace
-
 Smmu::Smmu(sc_core::sc_module_name name, const SmmuConfig& cfg, IrqSink* irq, StatsRegistry& stats,
            TraceSink* trace)
-    : sc_module(checked(name, cfg)), regs("regs"), upstream("upstream"), downstream("downstream") {
+    : sc_module(validated_name(name, cfg)), regs("regs"), upstream("upstream"), downstream("downstream") {
   impl_ = std::make_unique<SmmuImpl>(*this, cfg, irq, stats, trace);
   regs.register_b_transport(this, &Smmu::reg_transport);
   upstream.register_b_transport(this, &Smmu::translate_transport);

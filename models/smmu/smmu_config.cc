@@ -1,20 +1,14 @@
 #include "smmu/smmu_config.h"
 
-#include <cmath>
-
 namespace smmu_vp::smmu {
 
 namespace {
 
-void require(bool ok, const std::string& field, const std::string& reason) {
-  if (!ok) throw InvalidConfig(field, reason);
-}
+using check::at_least_one;
+using check::require;
 
-void check_time(double ns, const std::string& field) {
-  require(std::isfinite(ns) && ns >= 0, field, "must be a time of 0 ns or more, not " + std::to_string(ns));
-}
-
-void check_count(unsigned n, const std::string& field) { require(n >= 1, field, "must be at least 1"); }
+void check_time(double ns, const std::string& field) { check::time(ns, field); }
+void check_count(unsigned n, const std::string& field) { at_least_one(n, field); }
 
 // entries / ways sets of ways entries each.
 void check_geometry(unsigned entries, unsigned ways, const std::string& at) {

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/invalid_config.h"
 #include "config/schema.h"
 
 namespace smmu_vp {
@@ -68,6 +69,18 @@ struct DeviceType {
   // numbers (e.g. names), or null for nothing; most types have no such hook.
   std::function<nlohmann::json(const DeviceConfig&, const StatsRegistry&)> results;
 };
+
+// A device model's own checks (its config struct's validate(), which its
+// constructor makes too), reported at the parameter's JSON path: the struct's
+// fields are named as the entry's parameters.
+template <class Config>
+void validate_device_config(const DeviceConfig& d, const Config& c) {
+  try {
+    c.validate();
+  } catch (const InvalidConfig& e) {
+    throw config::ConfigError("/platform/devices/" + d.name + "/" + e.field(), e.reason());
+  }
+}
 
 // Registers a type; returns true (for static initialisers). A second
 // registration of the same name throws std::logic_error.

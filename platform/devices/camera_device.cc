@@ -9,9 +9,6 @@ namespace smmu_vp {
 
 namespace {
 
-// The on-chip line FIFO's largest size, bytes.
-constexpr uint64_t kMaxFifoBytes = 64ull << 20;
-
 const config::ParamTable<CameraConfig>& camera_params() {
   static const config::ParamTable<CameraConfig> t = [] {
     config::ParamTable<CameraConfig> p;
@@ -64,18 +61,7 @@ DeviceType camera_device_type() {
   t.layout = [](DeviceConfig& d) {
     d.size = Camera::register_block_size();
     d.irq_lines = 1;
-    const std::string path = "/platform/devices/" + d.name;
-    const uint64_t burst = d.params.at("burst_bytes").get<uint64_t>();
-    if (burst & (burst - 1))
-      throw config::ConfigError(path + "/burst_bytes", "must be a power of two, not " + std::to_string(burst));
-    const uint64_t line = d.params.at("width").get<uint64_t>() * d.params.at("bytes_per_pixel").get<uint64_t>();
-    const uint64_t fifo = d.params.at("line_fifo_lines").get<uint64_t>() * line;
-    if (fifo > kMaxFifoBytes)
-      throw config::ConfigError(path + "/line_fifo_lines",
-                                fmt::format("{} lines of {} bytes need {} bytes of FIFO, more than the {} MiB an "
-                                            "on-chip FIFO can have",
-                                            d.params.at("line_fifo_lines").get<uint64_t>(), line, fifo,
-                                            kMaxFifoBytes >> 20));
+    validate_device_config(d, camera_config(d));
   };
   t.create = [](const DeviceConfig& d, DeviceEnv& env) -> std::unique_ptr<PlatformDevice> {
     return std::make_unique<ModuleDevice<Camera>>(d.name.c_str(), camera_config(d), env.irq, env.stats, env.trace);

@@ -45,6 +45,7 @@ DeviceType dma_device_type() {
     const unsigned channels = static_cast<unsigned>(d.params.at("channels").get<uint64_t>());
     d.size = DmaEngineCore::register_block_size(channels);
     d.irq_lines = channels;
+    validate_device_config(d, dma_config(d));
   };
   t.create = [](const DeviceConfig& d, DeviceEnv& env) -> std::unique_ptr<PlatformDevice> {
     return std::make_unique<ModuleDevice<DmaEngine>>(d.name.c_str(), dma_config(d), env.irq, env.stats, env.trace);

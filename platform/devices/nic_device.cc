@@ -77,13 +77,7 @@ DeviceType nic_device_type() {
     const unsigned queues = static_cast<unsigned>(d.params.at("queues").get<uint64_t>());
     d.size = Nic::register_block_size(queues);
     d.irq_lines = queues;
-    const uint64_t max_frame = d.params.at("mtu").get<uint64_t>() + kEthHeader;
-    const std::string path = "/platform/devices/" + d.name;
-    if (d.params.at("rx_frame_mix") == "fixed" && d.params.at("rx_frame_bytes").get<uint64_t>() > max_frame)
-      throw config::ConfigError(path + "/rx_frame_bytes", "larger than the largest frame, mtu + 14 = " +
-                                                              std::to_string(max_frame) + " bytes");
-    if (d.params.at("rx_frame_mix") == "imix" && max_frame < 1514)
-      throw config::ConfigError(path + "/mtu", "the imix frame mix needs 1514-byte frames: mtu must be at least 1500");
+    validate_device_config(d, nic_config(d));
   };
   t.create = [](const DeviceConfig& d, DeviceEnv& env) -> std::unique_ptr<PlatformDevice> {
     return std::make_unique<ModuleDevice<Nic>>(d.name.c_str(), nic_config(d), env.irq, env.stats, env.trace);

@@ -77,10 +77,7 @@ DeviceType nvme_device_type() {
   t.layout = [](DeviceConfig& d) {
     d.size = Nvme::register_block_size();
     d.irq_lines = static_cast<unsigned>(d.params.at("vectors").get<uint64_t>());
-    const std::string path = "/platform/devices/" + d.name;
-    const uint64_t lba = d.params.at("lba_bytes").get<uint64_t>();
-    if (lba != 512 && lba != 4096)
-      throw config::ConfigError(path + "/lba_bytes", "must be 512 or 4096, not " + std::to_string(lba));
+    validate_device_config(d, nvme_config(d));
   };
   t.create = [](const DeviceConfig& d, DeviceEnv& env) -> std::unique_ptr<PlatformDevice> {
     return std::make_unique<ModuleDevice<Nvme>>(d.name.c_str(), nvme_config(d), env.irq, env.stats, env.trace);

@@ -988,6 +988,15 @@ json nic_doc(const char* extra = "") {
     "scenario": {} })");
 }
 
+// The models' own checks (each config struct's validate()) come back at the
+// parameter's JSON path.
+TEST(DeviceTypes, ModelChecksNameTheJsonParameter) {
+  EXPECT_TRUE(fails_at(nic_doc(R"(, "mtu": 1000)"), "/platform/devices/nic0/rx_frame_bytes",
+                       {"larger than the largest frame, mtu + 14 = 1014 bytes"}));
+  EXPECT_TRUE(fails_at(nic_doc(R"(, "mtu": 1000, "rx_frame_mix": "imix")"), "/platform/devices/nic0/mtu",
+                       {"imix frame mix needs 1514-byte frames"}));
+}
+
 TEST(DeviceTypes, NicParametersParsedWithDefaults) {
   const RunConfig rc = build(nic_doc(R"(, "queues": 4, "link_gbps": 25, "rx_frame_mix": "imix", "desc_batch": 16)"));
   ASSERT_EQ(rc.devices.size(), 1u);
