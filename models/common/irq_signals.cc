@@ -6,10 +6,14 @@
 
 namespace smmu_vp {
 
+// A pulse of no width would rise and fall in one delta cycle, in either order.
+const sc_core::sc_module_name& IrqSignals::checked(const sc_core::sc_module_name& name, const sc_core::sc_time& width) {
+  if (width == sc_core::SC_ZERO_TIME) throw InvalidConfig("width", "a pulse must last longer than 0");
+  return name;
+}
+
 IrqSignals::IrqSignals(sc_core::sc_module_name name, unsigned lines, const sc_core::sc_time& width)
-    : sc_module(name), out("out", lines), width_(width), lines_(lines) {
-  // A pulse of no width would rise and fall in one delta cycle, in either order.
-  if (width_ == sc_core::SC_ZERO_TIME) throw InvalidConfig("width", "a pulse must last longer than 0");
+    : sc_module(checked(name, width)), out("out", lines), width_(width), lines_(lines) {
   for (unsigned i = 0; i < lines; ++i) {
     lines_[i].edges = std::make_unique<sc_core::sc_event_queue>(("edges_" + std::to_string(i)).c_str());
     sc_core::sc_spawn_options opts;

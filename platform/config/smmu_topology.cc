@@ -36,6 +36,8 @@ std::string smmu_json_path(const std::string& field) {
       {"translation.walk.step_ns", "walk_step_ns"},
       {"translation.distributed.", ""},
       {"translation.", ""}};
+  // port_tbu is not a parameter: the platform fills it from tbus[].masters.
+  if (field.rfind("translation.distributed.port_tbu", 0) == 0) return "/platform/smmu/tbus";
   std::string f = field;
   for (const auto& [from, to] : renamed)
     if (f.rfind(from, 0) == 0) {

@@ -23,7 +23,8 @@ inc=$prefix/include/smmu_vp
 pc_dir=$(dirname "$(find "$prefix" -name smmu_vp.pc | head -1)")
 export PKG_CONFIG_PATH=$pc_dir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 cflags=$(pkg-config --cflags smmu_vp)
-libs=$(pkg-config --libs smmu_vp)
+# As words, with pkg-config's escapes of spaces in paths honoured.
+eval "flags=($(pkg-config --cflags --libs smmu_vp))"
 libdir=$(pkg-config --variable=libdir smmu_vp)
 [ -e "$libdir/libsmmu_vp.so" ] || { echo "install_test: no libsmmu_vp.so in pkg-config's libdir $libdir" >&2; exit 1; }
 
@@ -33,7 +34,6 @@ n=$(echo "$headers" | wc -l)
 for internal in smmu/smmu_impl.h smmu/translator.h smmu/tlb.h common/payload.h; do
   [ ! -e "$inc/$internal" ] || { echo "install_test: internal header $internal was installed" >&2; exit 1; }
 done
-# shellcheck disable=SC2086
 echo "$headers" | xargs -P "$(nproc)" -I{} sh -c \
   'printf "#include \"%s\"\n" "$1" | c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only '"$cflags"' -x c++ - \
      || { echo "install_test: $1 does not compile on its own" >&2; exit 255; }' _ {}
@@ -56,12 +56,12 @@ extern "C" int sc_main(int, char*[]) {
   return 1;
 }
 CC
-# shellcheck disable=SC2086
-c++ -std=c++17 "$work/pc_main.cc" -o "$work/pc_main" $cflags $libs
+c++ -std=c++17 "$work/pc_main.cc" -o "$work/pc_main" "${flags[@]}"
 LD_LIBRARY_PATH=$libdir "$work/pc_main"
 echo "install_test: a program built with pkg-config links and runs"
 
 # 3. The out-of-tree example.
-cmake -S "$src/examples/embed" -B "$work/embed" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >"$work/embed-configure.log"
+cmake -S "$src/examples/embed" -B "$work/embed" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+  >"$work/embed-configure.log" 2>&1 || { cat "$work/embed-configure.log" >&2; exit 1; }
 cmake --build "$work/embed" -j "$(nproc)" >"$work/embed-build.log" || { cat "$work/embed-build.log" >&2; exit 1; }
 "$work/embed/embed_example"

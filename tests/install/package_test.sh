@@ -23,16 +23,19 @@ plan=$(apt-get -s install "$deb" 2>&1) || { echo "$plan" >&2; echo "package_test
 others=$(echo "$plan" | grep '^Inst ' | grep -v '^Inst smmu-vp ' || true)
 [ -z "$others" ] || { echo "$others" >&2; echo "package_test: apt would need more packages than this machine has" >&2; exit 1; }
 
+# The installed CLI must find its profiles by itself.
+unset SMMU_VP_PROFILES
 root=$work/root
 dpkg-deb -x "$deb" "$root"
-for f in usr/bin/smmu-vp usr/include/smmu_vp/smmu/smmu.h usr/lib/cmake/smmu_vp/smmu_vpConfig.cmake \
-         usr/share/smmu-vp/platform/scenarios/default.json usr/share/doc/smmu-vp/embedding.md; do
+for f in usr/bin/smmu-vp usr/include/smmu_vp/smmu/smmu.h usr/share/smmu-vp/platform/scenarios/default.json \
+         usr/share/doc/smmu-vp/embedding.md; do
   [ -e "$root/$f" ] || { echo "package_test: /$f is not in the package" >&2; exit 1; }
 done
-ls "$root"/usr/lib*/libsmmu_vp.so.* >/dev/null || { echo "package_test: no libsmmu_vp.so.* in the package" >&2; exit 1; }
+[ -n "$(find "$root/usr" -name 'libsmmu_vp.so.*' -print -quit)" ] || { echo "package_test: no libsmmu_vp.so.* in the package" >&2; exit 1; }
+[ -n "$(find "$root/usr" -path '*/cmake/smmu_vp/smmu_vpConfig.cmake' -print -quit)" ] || { echo "package_test: no CMake package in the package" >&2; exit 1; }
 
 cli=$root/usr/bin/smmu-vp
-"$cli" profile list | grep -q kunpeng920 || { echo "package_test: the installed CLI does not find the installed profiles" >&2; exit 1; }
+grep -q kunpeng920 <<<"$("$cli" profile list)" || { echo "package_test: the installed CLI does not find the installed profiles" >&2; exit 1; }
 "$cli" run "$root/usr/share/smmu-vp/platform/scenarios/default.json" --out "$work/out" >"$work/run.log" 2>&1 \
   || { cat "$work/run.log" >&2; exit 1; }
 [ -s "$work/out/stats.json" ] || { echo "package_test: the run wrote no stats.json" >&2; exit 1; }

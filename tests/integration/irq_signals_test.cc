@@ -53,6 +53,7 @@ TEST(IrqSignals, APulseOfNoWidthIsRefused) {
   } catch (const InvalidConfig& e) {
     EXPECT_EQ(e.field(), "width");
   }
+  EXPECT_EQ(sc_core::sc_find_object("irqs0"), nullptr);
 }
 
 }  // namespace

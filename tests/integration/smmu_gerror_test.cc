@@ -176,8 +176,6 @@ class GerrorTest : public ::testing::Test {
 
 const CommandWords kIllegal = {0xFF, 0};
 
-// IHI 0070 7.5, 7.5.1: CMDQ_ERR (here CERROR_ILL) triggers the wired GERROR
-// interrupt. Before the audit the error was activated but no interrupt sent.
 // A platform that fills in SmmuConfig itself hears of a field the model
 // cannot be built with from the constructor, and the hierarchy stays usable.
 TEST(SmmuConstruction, ABadConfigurationThrowsInvalidConfigNamingTheField) {
@@ -195,6 +193,8 @@ TEST(SmmuConstruction, ABadConfigurationThrowsInvalidConfigNamingTheField) {
   EXPECT_FALSE(stats.has("bad_smmu.transactions"));
 }
 
+// IHI 0070 7.5, 7.5.1: CMDQ_ERR (here CERROR_ILL) triggers the wired GERROR
+// interrupt. Before the audit the error was activated but no interrupt sent.
 TEST_F(GerrorTest, Gerror75_CmdqErrRaisesWiredGerrorIrq) {
   bring_up(true);
   submit(kIllegal);
