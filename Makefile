@@ -5,6 +5,9 @@
 #   make test       ... then run every test through CTest
 #   make bench      ... then run the wall-clock benchmarks
 #   make docs       ... then regenerate the reference section of docs/config.md
+#   make install    ... then install the CLI, libsmmu_vp, its public headers, CMake and pkg-config
+#                   files and the data into PREFIX (default /usr/local; docs/embedding.md)
+#   make package    ... then build the Debian package build/smmu-vp_<version>_<arch>.deb
 #   make reproduce  ... then run every seed figure of docs/figures.json and its sensitivity study
 #                   into build/reproduce/report.md with plots (scripts/reproduce.py)
 #   make fuzz       build the libFuzzer harnesses (clang, ASan+UBSan) into build-fuzz/ and run
@@ -34,6 +37,9 @@ OUT ?= $(BUILD)/out/default
 # The reproduction and plotting scripts need Debian's python3 with python3-matplotlib.
 PYTHON ?= /usr/bin/python3
 
+# Where `make install` puts everything.
+PREFIX ?= /usr/local
+
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD ?= build-fuzz
 # Harnesses to run (default: every one built), e.g. FUZZ_TARGETS="fuzz_config fuzz_dma_trace".
@@ -41,7 +47,7 @@ FUZZ_TARGETS ?=
 # Executions per harness instead of a time (the campaign: FUZZ_RUNS=10000000).
 FUZZ_RUNS ?=
 
-.PHONY: all deps configure build run test bench docs reproduce clean fuzz-build fuzz fuzz-smoke
+.PHONY: all deps configure build run test bench docs install package reproduce clean fuzz-build fuzz fuzz-smoke
 all: build
 
 deps:
@@ -74,6 +80,15 @@ bench: build
 
 docs: build
 	bash scripts/update-config-doc.sh $(BUILD)/smmu-vp
+
+# Only what is installed: the simulator and the models' library.
+install: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target smmu-vp smmu_vp_shared
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+package: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target smmu-vp smmu_vp_shared
+	cd $(BUILD) && cpack -G DEB
 
 # Only the simulator is needed; the figures exit non-zero only when a run fails.
 reproduce: configure
