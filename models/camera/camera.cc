@@ -1,7 +1,6 @@
 #include "camera/camera.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <string>
 

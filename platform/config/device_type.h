@@ -18,7 +18,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/invalid_config.h"
 #include "config/schema.h"
 
 namespace smmu_vp {
@@ -70,16 +69,11 @@ struct DeviceType {
   std::function<nlohmann::json(const DeviceConfig&, const StatsRegistry&)> results;
 };
 
-// A device model's own checks (its config struct's validate(), which its
-// constructor makes too), reported at the parameter's JSON path: the struct's
-// fields are named as the entry's parameters.
+// A device model's own checks at the entry's JSON path: the struct's fields
+// are named as the entry's parameters.
 template <class Config>
 void validate_device_config(const DeviceConfig& d, const Config& c) {
-  try {
-    c.validate();
-  } catch (const InvalidConfig& e) {
-    throw config::ConfigError("/platform/devices/" + d.name + "/" + e.field(), e.reason());
-  }
+  config::validate_at(c, [&d](const std::string& field) { return "/platform/devices/" + d.name + "/" + field; });
 }
 
 // Registers a type; returns true (for static initialisers). A second

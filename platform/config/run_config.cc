@@ -293,11 +293,7 @@ void read_cpu(const json& cpu, RunConfig& rc) {
 
 void read_dram(const json& dram, RunConfig& rc) {
   dram_params().read(dram, rc.dram);
-  try {
-    rc.dram.validate();  // the model's own checks (Dram's constructor makes them too)
-  } catch (const InvalidConfig& e) {
-    throw ConfigError("/platform/dram/" + e.field(), e.reason());
-  }
+  validate_at(rc.dram, [](const std::string& field) { return "/platform/dram/" + field; });
   const DmaRegion& region = rc.dram.dma_region;
   if (region.offset >= rc.dram.size || region.size > rc.dram.size - region.offset)
     throw ConfigError("/platform/dram/dma_region", "must lie inside DRAM (offset + size <= dram.size)");

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/invalid_config.h"
+
 namespace smmu_vp::config {
 
 using nlohmann::json;
@@ -26,6 +28,18 @@ class ConfigError : public std::runtime_error {
   std::string path_;
   std::string reason_;
 };
+
+// A model configuration's own checks (its validate(), which the model's
+// constructor makes too) reported as a ConfigError at a JSON path:
+// `json_path` maps the field InvalidConfig names to the parameter's path.
+template <class Config, class JsonPath>
+void validate_at(const Config& c, const JsonPath& json_path) {
+  try {
+    c.validate();
+  } catch (const InvalidConfig& e) {
+    throw ConfigError(json_path(e.field()), e.reason());
+  }
+}
 
 enum class Type {
   kBool,

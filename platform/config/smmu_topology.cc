@@ -1,9 +1,9 @@
 #include "config/smmu_topology.h"
 
 #include <algorithm>
-#include <utility>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "config/schema.h"
 
@@ -56,11 +56,7 @@ std::string smmu_path(unsigned i) { return i == 0 ? "/platform/smmu" : "/platfor
 // the model's own (SmmuConfig::validate) at the parameters' JSON paths, and
 // the interrupt lines against the interrupt controller.
 void check_smmu(const RunConfig& rc) {
-  try {
-    rc.smmu.validate();
-  } catch (const InvalidConfig& e) {
-    throw ConfigError(smmu_json_path(e.field()), e.reason());
-  }
+  validate_at(rc.smmu, smmu_json_path);
   check_smmu_lines(rc, 0);
 }
 
