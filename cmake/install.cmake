@@ -31,6 +31,7 @@ set(SMMU_VP_PUBLIC_HEADERS
   memory/dram.h
   memory/dram_core.h
   memory/router.h
+  smmu/ats.h
   smmu/features.h
   smmu/registers.h
   smmu/smmu.h

@@ -25,6 +25,7 @@ CommandQueueConsumer::CommandQueueConsumer(sc_core::sc_module_name name, Command
       syncs_(stats.counter(p + ".syncs")),
       errors_ill_(stats.counter(p + ".errors.CERROR_ILL")),
       errors_abt_(stats.counter(p + ".errors.CERROR_ABT")),
+      stats_(stats),
       lane_waits_(stats.counter(p + ".lane_waits")),
       lane_wait_(stats.histogram(p + ".lane_wait_ns", "ns", 1000.0)),
       occupancy_(stats.histogram(p + ".occupancy", "entries", 1.0)),
@@ -94,7 +95,12 @@ Ps CommandQueueConsumer::cost_of(const ExecResult& r) const {
 }
 
 void CommandQueueConsumer::stop_with_error(uint32_t cerror, const char* why) {
-  (cerror == reg::cerror::kIll ? errors_ill_ : errors_abt_).add();
+  if (cerror == reg::cerror::kAtcInvSync) {
+    if (!errors_atc_) errors_atc_ = &stats_.counter(track_ + ".errors.CERROR_ATC_INV_SYNC");
+    errors_atc_->add();
+  } else {
+    (cerror == reg::cerror::kIll ? errors_ill_ : errors_abt_).add();
+  }
   sync_ahead();
   if (trace_) trace_->instant(track_, why, now_ps(), {{"cons", regs_.cons().value()}});
   // IHI 0070 7.1: CONS stays on the failing command; the error becomes
@@ -113,7 +119,7 @@ void CommandQueueConsumer::publish_cons(uint32_t index) {
 // IHI 0070 4.7.3: the SYNC completes after every earlier command, and every
 // translation that could use state they invalidated; then CONS passes it and
 // its completion is signalled as CS says.
-void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
+bool CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
   const Ps now = this->now();
   // The slice shows the SYNC executing (its wait for what it orders); its
   // time in the queue before that is an arg, since SYNCs published before
@@ -122,6 +128,20 @@ void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
       trace_ ? trace_->begin(track_ + ".sync", "CMD_SYNC", now, {{"queued_ps", now - issued}}) : 0;
   Ps done = std::max(now, last_completion_);
   if (hooks_.translations_drained) done = std::max(done, hooks_.translations_drained(now));
+  if (atc_timed_out_) {
+    // IHI 0070 3.9.1.4, 7.1: the SMMU gives up on the invalidation and the
+    // SYNC fails with CERROR_ATC_INV_SYNC; CONS stays on it, and after the
+    // error is acknowledged it is fetched again and no longer waits for the
+    // invalidations it failed on (which is what the model chooses: the
+    // specification leaves the retried SYNC's outcome open).
+    wait_until(std::max(done, atc_done_));
+    atc_timed_out_ = false;
+    atc_done_ = 0;
+    stop_with_error(reg::cerror::kAtcInvSync, "CERROR_ATC_INV_SYNC");
+    if (trace_) trace_->end(slice, now_ps());
+    return false;
+  }
+  done = std::max(done, atc_done_);
   done += ns_to_ps(timing_.sync_ns);
   if (timing_.tbus && invalidated_since_sync_) {
     done += ns_to_ps(timing_.tbu_round_ns());  // a DTI sync to every TBU
@@ -158,6 +178,7 @@ void CommandQueueConsumer::complete_sync(const Command& sync, Ps issued) {
     default: break;
   }
   if (trace_) trace_->end(slice, done);
+  return true;
 }
 
 void CommandQueueConsumer::close_lane_slices(Ps upto) {
@@ -207,12 +228,18 @@ void CommandQueueConsumer::consume() {
       commands_.add();
       if (hooks_.executed) hooks_.executed(d.command, now());
       if (d.command.opcode == Opcode::kCmdSync) {
-        complete_sync(d.command, issued);
+        if (!complete_sync(d.command, issued)) return;
         continue;
       }
       // The effect on the caches is immediate; the lane says when the
       // command has completed, which is what a later SYNC waits for.
       const ExecResult r = executor_.execute(d.command);
+      if (r.cls == CommandClass::kAtc && hooks_.atc_invalidate) {
+        // Sent now; a later CMD_SYNC waits for the endpoint's completion.
+        const Hooks::AtcOutcome o = hooks_.atc_invalidate(d.command, now());
+        atc_done_ = std::max(atc_done_, o.done);
+        atc_timed_out_ = atc_timed_out_ || o.timed_out;
+      }
       if (r.cls == CommandClass::kCfgi || r.cls == CommandClass::kTlbi || r.cls == CommandClass::kTlbiRange)
         invalidated_since_sync_ = true;
       const Resource::Grant g = lanes_.reserve(now(), cost_of(r));

@@ -12,7 +12,10 @@
 // A range TLBI costs `tlbi_range_ns` whatever the range. A CMD_SYNC completes
 // when every earlier command has left its lane and every translation that
 // started before it has finished (so none can still use an invalidated entry),
-// plus `sync_ns`; only then does CMDQ_CONS move past it.
+// plus `sync_ns`; only then does CMDQ_CONS move past it. With ATS, a
+// CMD_SYNC also waits for the completions of the ATC invalidations before it
+// (IHI 0070 3.9.1.4): one that times out stops the queue on the SYNC with
+// CERROR_ATC_INV_SYNC.
 #pragma once
 
 #include <functional>
@@ -65,6 +68,13 @@ class CommandQueueConsumer : public sc_core::sc_module {
     // With msi_coherent: the time a coherent write by the SMMU of `len`
     // bytes at `pa` takes to take the lines from the cores that hold them.
     std::function<Ps(uint64_t pa, unsigned len)> coherent_write;
+    // CMD_ATC_INV issued at `at`: when its completion is back, or when the
+    // SMMU gave up waiting for it (timed_out). Empty: no ATS.
+    struct AtcOutcome {
+      Ps done = 0;
+      bool timed_out = false;
+    };
+    std::function<AtcOutcome(const Command& cmd, Ps at)> atc_invalidate;
   };
 
   SC_HAS_PROCESS(CommandQueueConsumer);
@@ -91,7 +101,8 @@ class CommandQueueConsumer : public sc_core::sc_module {
   // Consumes until the queue is empty, disabled or in error.
   void consume();
   Ps cost_of(const ExecResult& r) const;
-  void complete_sync(const Command& sync, Ps issued);
+  // False when the SYNC stopped the queue with an error (it stays at CONS).
+  bool complete_sync(const Command& sync, Ps issued);
   void stop_with_error(uint32_t cerror, const char* why);
   // CONS moves to `index` at the consumer's time, for whoever polls it.
   void publish_cons(uint32_t index);
@@ -128,6 +139,10 @@ class CommandQueueConsumer : public sc_core::sc_module {
   Resource& lanes_;
   Ps last_completion_ = 0;
   bool invalidated_since_sync_ = false;  // a CFGI or TLBI went to the TBUs since the last CMD_SYNC
+  // ATC invalidations issued since the last CMD_SYNC: when the last
+  // completion is back, and whether one timed out.
+  Ps atc_done_ = 0;
+  bool atc_timed_out_ = false;
   std::vector<Ps> issued_at_;  // per queue slot: when PROD made it visible
   std::vector<uint64_t> fetch_buffer_;  // the commands of the current fetch
   std::unique_ptr<CmdqChecker> checker_;  // null unless cmdq_check
@@ -136,6 +151,8 @@ class CommandQueueConsumer : public sc_core::sc_module {
   Counter& syncs_;
   Counter& errors_ill_;
   Counter& errors_abt_;
+  Counter* errors_atc_ = nullptr;  // created at the first CERROR_ATC_INV_SYNC (absent while 0)
+  StatsRegistry& stats_;
   Counter& lane_waits_;
   Histogram& lane_wait_;
   Histogram& occupancy_;

@@ -421,6 +421,10 @@ CommandDecode decode_command(const CommandWords& words, const SmmuFeatures& f, c
                                                  "SMMU_IDR5.DS) and NUM == SCALE == 0 is Reserved") +
                         " (IHI 0070 4.4.1.1)");
   }
+  // 4.5.1: a Size above 52 is CONSTRAINED UNPREDICTABLE, CERROR_ILL being
+  // one permitted behaviour; the model takes it.
+  if (op == Opcode::kAtcInv && c.size > kAtcInvSizeAll)
+    return illegal_op(": Size > 52 (CONSTRAINED UNPREDICTABLE, CERROR_ILL taken; IHI 0070 4.5.1)");
   if (op == Opcode::kPriResp && c.pri_resp == 3)
     return illegal_op(": Resp == 0b11 is Reserved, ILLEGAL (IHI 0070 4.5.2)");
   return d;

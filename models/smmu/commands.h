@@ -150,6 +150,9 @@ unsigned tg_encoding(Granule g);
 
 // A decoded command. Only the fields of its opcode are meaningful; the others
 // are zero.
+// ATC_INV's Size that invalidates every translation of the (sub)stream (4.5.1).
+inline constexpr uint8_t kAtcInvSizeAll = 52;
+
 struct Command {
   Opcode opcode = Opcode::kCmdSync;
 

@@ -84,10 +84,11 @@ constexpr unsigned kMaxT0sz = 39;
 }  // namespace
 
 // IHI 0070 5.2: field positions of the STE; 5.2.2 (SteIllegal): which STEs
-// are ILLEGAL. Only the Non-secure stream table exists here, and ATS, D128,
-// DPT, MPAM, PBHA and the stage-2 permission extensions are outside this
-// SMMU's feature set (its ID registers do not advertise them), so their
-// checks never apply: EATS, S2S2PIE/S2POE/S2HWU*, VMSPtr are IGNORED or RES0.
+// are ILLEGAL. Only the Non-secure stream table exists here, and D128, DPT,
+// MPAM, PBHA, split-stage ATS and the stage-2 permission extensions are
+// outside this SMMU's feature set (its ID registers do not advertise them),
+// so their checks never apply: S2S2PIE/S2POE/S2HWU*, VMSPtr are IGNORED or
+// RES0. EATS is decoded only with IDR0.ATS.
 DecodeResult decode_ste(const SteWords& w, const SmmuCaps& caps, DecodedSte* out) {
   DecodedSte s;
   if (!bits(w, 0, 0)) return bad(EventId::kBadSte, "STE.V is 0");
@@ -112,6 +113,18 @@ DecodeResult decode_ste(const SteWords& w, const SmmuCaps& caps, DecodedSte* out
   if (strw_used) {
     s.strw = static_cast<unsigned>(bits(w, 95, 94));
     if (s.strw & 1) return bad(EventId::kBadSte, "STE.STRW " + std::to_string(s.strw) + " is reserved (ILLEGAL)");
+  }
+
+  // IHI 0070 5.2 (EATS): IGNORED without IDR0.ATS, and with Config[1:0] ==
+  // 0b00 (abort and bypass returned above). 0b10, split-stage ATS, is
+  // ILLEGAL unless Config is nested and IDR0.NS1ATS is 0; the model always
+  // advertises NS1ATS = 1 with both stages, so it is ILLEGAL here. 0b11 asks
+  // for DPT, which is Reserved without IDR3.DPT and behaves as 0b00.
+  if (caps.ats) {
+    const auto eats = static_cast<uint8_t>(bits(w, 93, 92));
+    if (eats == ste::kEatsSplit)
+      return bad(EventId::kBadSte, "STE.EATS 0b10 (split-stage ATS) but IDR0.NS1ATS is 1 (ILLEGAL)");
+    s.eats = eats == ste::kEatsFull ? ste::kEatsFull : ste::kEatsOff;
   }
 
   if (s.stage1()) {
@@ -288,6 +301,7 @@ SteWords encode_ste(const DecodedSte& s, bool valid) {
   set_bits(w, 63, 59, s.s1_cdmax);
   set_bits(w, 65, 64, s.s1dss);
   set_bits(w, 91, 91, s.s1_stall_disable);
+  set_bits(w, 93, 92, s.eats);
   set_bits(w, 95, 94, s.strw);
   set_bits(w, 143, 128, s.s2_vmid);
   set_bits(w, 165, 160, s.s2_t0sz);

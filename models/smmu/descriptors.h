@@ -67,6 +67,8 @@ enum Config : uint8_t { kAbort = 0b000, kBypass = 0b100, kS1Trans = 0b101, kS2Tr
 enum S1Fmt : uint8_t { kLinear = 0, k2Level4K = 1, k2Level64K = 2 };
 // S1DSS[65:64]: what a transaction without a substream ID uses
 enum S1Dss : uint8_t { kTerminate = 0, kBypassDss = 1, kSubstream0 = 2 };
+// EATS[93:92]: whether the stream may use ATS (IHI 0070 5.2, 3.9.1).
+enum Eats : uint8_t { kEatsOff = 0, kEatsFull = 1, kEatsSplit = 2, kEatsDpt = 3 };
 }  // namespace ste
 
 struct SmmuCaps;  // below
@@ -80,6 +82,7 @@ struct DecodedSte {
   uint8_t s1dss = 0;
   bool s1_stall_disable = false;
   unsigned strw = 0;
+  uint8_t eats = ste::kEatsOff;  // effective: kEatsOff or kEatsFull (decode_ste)
   // stage 2
   uint16_t s2_vmid = 0;
   unsigned s2_t0sz = 0;
@@ -113,6 +116,7 @@ struct SmmuCaps {
   unsigned oas_bits = 48;
   bool gran4k = true, gran16k = true, gran64k = true;
   bool had = true;               // IDR3.HAD: CD.HAD0/HAD1 are IGNORED without it
+  bool ats = false;              // IDR0.ATS: STE.EATS is IGNORED without it
 };
 
 struct DecodeResult {

@@ -35,7 +35,8 @@ uint32_t SmmuFeatures::idr0() const {
          put(kTermModel, term_abort_only) | put(kStallModel, uint64_t{kStallModelNoStall}) |
          put(kTtEndian, uint64_t{ttendian}) | put(kCd2l, two_level_cd) | put(kVmid16, vmid16) | put(kPri, pri) |
          put(kSev, sev) | put(kMsi, msi) | put(kAsid16, asid16) | put(kAts, ats) | put(kHyp, hyp) |
-         put(kCohAcc, cohacc) | put(kTtf, uint64_t{kTtfAArch64}) | put(kS1p, stage1) | put(kS2p, stage2);
+         put(kCohAcc, cohacc) | put(kTtf, uint64_t{kTtfAArch64}) | put(kS1p, stage1) | put(kS2p, stage2) |
+         put(kNs1Ats, ats && stage1 && stage2);
 }
 
 // IHI 0070 6.3.2
@@ -91,7 +92,6 @@ std::vector<std::string> SmmuFeatures::validate() const {
   if (!stage1 && !stage2) err("neither stage 1 nor stage 2 translation (IDR0.S1P, S2P)");
   if (hyp && !(stage1 && stage2)) err("hyp needs both stages (IDR0.Hyp is RES0 when S1P or S2P is 0, 6.3.1)");
   if (arch_minor >= 2 && stage1 && stage2 && !hyp) err(v + " with both stages must support Hyp (6.3.1)");
-  if (ats) err("ATS is not modelled (IDR0.ATS must be 0)");
   if (pri) err("PRI is not modelled (IDR0.PRI must be 0)");
   if (pri && !ats) err("PRI needs ATS (IDR0.PRI is RES0 when ATS is 0, 6.3.1)");
   if (ttendian != reg::idr0::kTtEndianLittle)

@@ -3,9 +3,10 @@
 // specification leaves open. The register file and the translation, command
 // and event models all read their configuration from one SmmuFeatures.
 //
-// Features the models do not implement (ATS, PRI, stall, HTTU, BTM, VATOS,
-// AArch32 tables, mixed-endian walks, DS/D128) are either absent from the
-// struct, and always advertised as 0, or rejected by validate().
+// Features the models do not implement (PRI, stall, HTTU, BTM, VATOS,
+// AArch32 tables, mixed-endian walks, DS/D128, split-stage ATS) are either
+// absent from the struct, and always advertised as 0, or rejected by
+// validate().
 #pragma once
 
 #include <cstdint>
@@ -35,7 +36,10 @@ struct SmmuFeatures {
   bool msi = true;
   bool sev = true;               // WFE wake-up events (CMD_SYNC SIG_SEV)
   bool cohacc = true;            // IO-coherent table walks, structure and queue accesses
-  bool ats = false;              // not modelled: must be false
+  // ATS (3.9.1): translation requests, translated transactions, ATC_INV.
+  // Split-stage ATS is not modelled, so NS1ATS is 1 whenever it is not RES0
+  // (ATS with both stages).
+  bool ats = false;
   bool pri = false;              // not modelled: must be false
   // TERM_MODEL: 1 = a terminated transaction always aborts (CD.A must be 1).
   bool term_abort_only = true;

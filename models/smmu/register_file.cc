@@ -40,10 +40,10 @@ SmmuRegisterFile::SmmuRegisterFile(const SmmuFeatures& features) : f_(features) 
   space_ = f_.register_space_size();
 
   // CR0: VMW, ATSCHK, PRIQEN and DPT_WALK_EN are RES0 without VMW, ATS, PRI
-  // and DPT, none of which is modelled (6.3.9).
-  cr0_mask_ = m32(cr0::kSmmuEn) | m32(cr0::kEventqEn) | m32(cr0::kCmdqEn);
-  // CR2: E2H only with Hyp; PTM only with BTM, REC_CFG_ATS only with ATS (not
-  // modelled) (6.3.12).
+  // and DPT; of those only ATS is modelled (6.3.9).
+  cr0_mask_ = m32(cr0::kSmmuEn) | m32(cr0::kEventqEn) | m32(cr0::kCmdqEn) | (f_.ats ? m32(cr0::kAtsChk) : 0u);
+  // CR2: E2H only with Hyp; PTM only with BTM, REC_CFG_ATS only with
+  // IDR0.ATSRECERR (neither is modelled) (6.3.12).
   cr2_mask_ = m32(cr2::kRecInvSid) | (f_.hyp ? m32(cr2::kE2h) : 0u);
   // IRQ_CTRL: PRIQ_IRQEN only with PRI (6.3.16).
   irq_ctrl_mask_ = m32(irq_ctrl::kGerrorIrqEn) | m32(irq_ctrl::kEventqIrqEn);

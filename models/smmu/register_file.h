@@ -131,6 +131,8 @@ class SmmuRegisterFile {
   void complete_cr0_update(uint32_t fields = ~0u);
   // Acknowledged enables: what the SMMU acts on.
   bool smmuen() const { return reg::cr0::kSmmuEn.test(cr0ack_); }
+  // CR0.ATSCHK (6.3.9.6): translated transactions are checked against the STE.
+  bool atschk() const { return reg::cr0::kAtsChk.test(cr0ack_); }
   bool cmdqen() const { return reg::cr0::kCmdqEn.test(cr0ack_); }
   bool evtqen() const { return reg::cr0::kEventqEn.test(cr0ack_); }
 

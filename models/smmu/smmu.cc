@@ -32,6 +32,7 @@ void Smmu::finalize(Ps end) { impl_->finalize(end); }
 void Smmu::set_window(Ps start, Ps end) { impl_->set_window(start, end); }
 void Smmu::enter_service_failure_mode() { impl_->enter_service_failure_mode(); }
 bool Smmu::in_service_failure_mode() const { return impl_->in_service_failure_mode(); }
+void Smmu::attach_ats_device(uint32_t sid, AtsDevice* device) { impl_->attach_ats_device(sid, device); }
 bool Smmu::watchable(uint64_t offset, unsigned size) const { return impl_->watchable(offset, size); }
 void Smmu::watch(RegisterWatch& w) { impl_->watches().add(w); }
 void Smmu::unwatch(RegisterWatch& w) { impl_->watches().remove(w); }

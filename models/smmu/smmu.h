@@ -28,6 +28,7 @@
 #include "common/sim_time.h"
 #include "common/stats.h"
 #include "common/trace.h"
+#include "smmu/ats.h"
 #include "smmu/smmu_config.h"
 
 namespace smmu_vp::smmu {
@@ -79,6 +80,10 @@ class Smmu : public sc_core::sc_module, public WatchableRegisters {
   // simulation) does.
   void enter_service_failure_mode();
   bool in_service_failure_mode() const;
+  // With features.ats: the endpoint with an ATC behind StreamID `sid`, to
+  // which CMD_ATC_INV for that StreamID is sent (ats.h); nullptr detaches.
+  // A StreamID without one has nothing to invalidate.
+  void attach_ats_device(uint32_t sid, AtsDevice* device);
 
   // WatchableRegisters: a core may poll CMDQ_CONS and an ECMDQ's CONS asleep
   // (hal_read_poll32): their reads take reg_latency_ns, count nothing, and

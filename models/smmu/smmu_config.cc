@@ -59,6 +59,9 @@ void SmmuConfig::validate() const {
       {cmdq.sync_ns, "sync_ns"},         {cmdq.prefetch_ns, "prefetch_ns"},
       {cmdq.other_ns, "other_ns"}};
   for (const auto& [ns, name] : times) check::time(ns, std::string("cmdq.") + name);
+  check::time(ats.pcie_latency_ns, "ats.pcie_latency_ns");
+  check::time(ats.message_ns, "ats.message_ns");
+  check::time(ats.atc_inv_timeout_us, "ats.atc_inv_timeout_us");
 }
 
 }  // namespace smmu_vp::smmu

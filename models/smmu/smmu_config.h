@@ -158,6 +158,24 @@ struct CommandQueueTiming {
   double tbu_round_ns() const { return tbus ? tbus * dti_message_ns + 2 * dti_latency_ns : 0.0; }
 };
 
+// ---- ATS (ats.h): the PCIe messages between the SMMU and its endpoints
+// that the SMMU times. An endpoint's own requests (Translation Requests,
+// translated accesses) cross the link in the endpoint's model, as its DMA
+// does; the SMMU charges only its translation.
+struct AtsTiming {
+  // One way between the SMMU and an endpoint: an Invalidation Request out,
+  // its completion back. A named guess: about half of a measured PCIe DMA
+  // read round trip (docs/smmu.md, "ATS").
+  double pcie_latency_ns = 400.0;
+  // The SMMU sending one Invalidation Request: back-to-back requests leave
+  // one per message_ns. A named guess (a few link clocks).
+  double message_ns = 4.0;
+  // How long the SMMU waits for an Invalidation Completion before the
+  // CMD_SYNC behind it fails with CERROR_ATC_INV_SYNC (IHI 0070 3.9.1.4:
+  // IMPLEMENTATION DEFINED; a guess).
+  double atc_inv_timeout_us = 1000.0;
+};
+
 // ---- The SMMU module (smmu.h)
 struct SmmuConfig {
   uint64_t base = 0;                // where the platform maps register page 0 (no default: each platform says)
@@ -169,6 +187,7 @@ struct SmmuConfig {
   unsigned gerror_irq = 0;          // wired line for global errors
   unsigned sync_irq = 0;            // wired line for CMD_SYNC SIG_IRQ when the SMMU has no MSIs
   CommandQueueTiming cmdq;
+  AtsTiming ats;                    // used only with features.ats
   bool stale_check = false;         // debug: check TLB hits against memory (Translator)
   bool cmdq_check = false;          // debug: check software's use of the command queues (cmdq_checker.h)
 

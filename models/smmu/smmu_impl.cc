@@ -168,6 +168,10 @@ SmmuImpl::SmmuImpl(Smmu& owner, const SmmuConfig& cfg, IrqSink* irq, StatsRegist
     if (observer_) observer_->on_command(cmd, at);
   };
   hooks.coherent_write = [this](uint64_t pa, unsigned len) { return coherent_write_ ? coherent_write_(pa, len) : Ps{0}; };
+  if (cfg.features.ats) {
+    ats_stats_ = std::make_unique<AtsStats>(stats, name());
+    hooks.atc_invalidate = [this](const Command& cmd, Ps at) { return atc_invalidate(cmd, at); };
+  }
   cmdq_regs_ = std::make_unique<MainCmdqRegs>(regfile_, sfm_);
   cmdq_ = std::make_unique<CommandQueueConsumer>("cmdq", *cmdq_regs_, *mem_, executor_, cmd_lanes_, cfg.features,
                                                  cmdq_timing(cfg), hooks, stats, std::string(name()) + ".cmdq", trace);
@@ -297,6 +301,8 @@ void SmmuImpl::translate_transport(int port, tlm::tlm_generic_payload& trans, sc
 
   // Service Failure Mode terminates every client transaction (IHI 0070 12.3).
   if (sfm_) return abort(t);
+
+  if (AtsExtension* ats = trans.get_extension<AtsExtension>()) return ats_transport(port, trans, *ats, t, delay);
 
   // SMMUEN = 0: GBPA decides (IHI 0070 6.3.14).
   if (!regfile_.smmuen()) {

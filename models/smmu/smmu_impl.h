@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "common/stats.h"
 #include "common/trace.h"
 #include "smmu/command_executor.h"
+#include "smmu/ats.h"
 #include "smmu/command_queue.h"
 #include "smmu/ecmdq.h"
 #include "smmu/event_queue.h"
@@ -51,6 +53,8 @@ class SmmuImpl : private SmmuRegisterListener {
     translator_->set_window(start, end);
     cmd_lanes_.set_window(start, end);
   }
+  // The endpoint with an ATC behind `sid` (smmu_ats.cc).
+  void attach_ats_device(uint32_t sid, AtsDevice* device);
   void enter_service_failure_mode();
   bool in_service_failure_mode() const { return sfm_; }
 
@@ -77,6 +81,13 @@ class SmmuImpl : private SmmuRegisterListener {
   void check_watches(const sc_core::sc_time& delay);
   const char* name() const { return owner_.basename(); }
 
+  // ATS (smmu_ats.cc): a transaction carrying an AtsExtension, from its
+  // arrival at `t`; and a CMD_ATC_INV sent to the endpoint at `at`.
+  void ats_transport(int port, tlm::tlm_generic_payload& trans, AtsExtension& ats, Ps t,
+                     sc_core::sc_time& delay);
+  // Returns when the completion leaves the SMMU.
+  Ps translation_request(int port, tlm::tlm_generic_payload& trans, AtsExtension& ats, Ps t);
+  CommandQueueConsumer::Hooks::AtcOutcome atc_invalidate(const Command& cmd, Ps at);
   // SmmuRegisterListener: what register writes set in motion.
   void on_cmdq_prod(uint32_t cmdq_prod) override;
   void on_gerrorn(uint32_t old_gerrorn, uint32_t new_gerrorn) override;
@@ -108,6 +119,23 @@ class SmmuImpl : private SmmuRegisterListener {
   std::function<void()> send_event_;
   std::function<Ps(uint64_t pa, unsigned len)> coherent_write_;
   SmmuObserver* observer_ = nullptr;
+  std::map<uint32_t, AtsDevice*> ats_devices_;  // by StreamID
+  Ps atc_port_free_ = 0;  // when the SMMU can send its next Invalidation Request
+  struct AtsStats {       // <smmu>.ats.*, only with features.ats
+    AtsStats(StatsRegistry& stats, const std::string& smmu);
+    Counter& translation_requests;
+    Counter& success;          // with R = 1
+    Counter& no_access;        // Success with R = W = 0: a translation fault
+    Counter& unsupported;      // UR
+    Counter& completer_abort;  // CA
+    Counter& translated;       // translated transactions passed on
+    Counter& translated_aborted;
+    Counter& atc_invalidations;
+    Counter& atc_inv_timeouts;
+    Histogram& request_latency;
+    Histogram& atc_inv_latency;
+  };
+  std::unique_ptr<AtsStats> ats_stats_;
   IrqSink* irq_;
   TraceSink* trace_;
   tlm::tlm_generic_payload fwd_;  // translated (sub-)transactions

@@ -26,6 +26,7 @@ SmmuCaps caps_of(const SmmuFeatures& f) {
   c.gran16k = f.gran16k;
   c.gran64k = f.gran64k;
   c.had = f.had;
+  c.ats = f.ats;
   return c;
 }
 
@@ -287,8 +288,8 @@ const Decoded& Translator::DecodeMemo<Words, Decoded>::refresh(const Words& word
   return decoded;
 }
 
-bool Translator::stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
-                               TranslationResult* fault) {
+bool Translator::stream_ste(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
+                            TranslationResult* fault) {
   // STE: config cache, else the stream table.
   *t += config_lookup_ps_;
   if (auto cached = config_cache_.lookup_ste(req.sid)) {
@@ -311,6 +312,12 @@ bool Translator::stream_config(const StreamTableConfig& st, const TranslationReq
     }
     config_cache_.insert_ste(req.sid, raw);
   }
+  return true;
+}
+
+bool Translator::stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
+                               TranslationResult* fault) {
+  if (!stream_ste(st, req, t, sc, fault)) return false;
   sc->stage1_bypass = !sc->ste->stage1();
   if (!sc->ste->stage1()) return true;
 
@@ -377,6 +384,46 @@ TranslationResult Translator::translate(const StreamTableConfig& st, const Trans
   if (!tbus_.empty()) return translate_via_tbu(st, req);
   TranslationResult r = serve(st, req, true, nullptr);
   account(req.at, r);
+  return r;
+}
+
+// IHI 0070 3.9.1.2. The request is walked as a read: read is implied, and
+// what else the endpoint may do is granted from the translation's
+// permissions (ats_completion). With TBUs it goes to the TCU over DTI
+// without a TBU lookup: a TBU keeps no ATS translations.
+TranslationResult Translator::translate_ats(const StreamTableConfig& st, TranslationRequest req) {
+  const Ps arrival = req.at;
+  req.ats = true;
+  req.access.write = false;
+  req.access.instruction = false;
+  const Ps dti = tbus_.empty() ? 0 : dti_latency_ps_;
+  req.at += dti;
+  TranslationResult r = serve(st, req, false, nullptr);
+  r.done += dti;
+  note_done(arrival, r.done);  // a CMD_SYNC waits for it as for any translation
+  return r;
+}
+
+// IHI 0070 3.9.1.3 with CR0.ATSCHK = 1: only the STE is looked at.
+TranslationResult Translator::check_translated(const StreamTableConfig& st, const TranslationRequest& req) {
+  Ps t = req.at;
+  StreamConfig sc;
+  TranslationResult r;
+  if (!stream_ste(st, req, &t, &sc, &r)) {
+    r.record = false;  // recorded only with CR2.REC_CFG_ATS, which the model lacks
+    return r;
+  }
+  r.done = t;
+  if (sc.ste->config == ste::kAbort) {
+    r.kind = TranslationResult::Kind::kAbort;
+  } else if (sc.ste->config == ste::kBypass || sc.ste->eats != ste::kEatsFull) {
+    r = fault_result(req, EventId::kTranslForbidden, t);
+  } else {
+    r.kind = TranslationResult::Kind::kBypass;  // passed on as it is
+    r.pa = req.addr;
+    r.span = ~0ull;
+  }
+  note_done(req.at, r.done);
   return r;
 }
 
@@ -498,6 +545,13 @@ TranslationResult Translator::serve(const StreamTableConfig& st, const Translati
     finish(r);
     return r;
   }
+  // IHI 0070 3.9.1.2: a Translation Request for a stream that bypasses, or
+  // whose STE does not enable ATS, is answered UR with F_BAD_ATS_TREQ.
+  if (req.ats && (sc.ste->config == ste::kBypass || sc.ste->eats != ste::kEatsFull)) {
+    r = fault_result(req, EventId::kBadAtsTreq, t);
+    finish(r);
+    return r;
+  }
   // IHI 0070 3.4: with stage 1 not translating, an input address beyond the
   // IAS (here the OAS: no AArch32 tables) is a stage 1 Address Size fault,
   // whether the transaction then bypasses or goes to stage 2.
@@ -562,6 +616,8 @@ TranslationResult Translator::serve(const StreamTableConfig& st, const Translati
       r.kind = TranslationResult::Kind::kTranslated;
       r.pa = hit->pa;
       r.span = hit->entry.size() - (req.addr - hit->entry.input_addr);
+      r.perms = hit->entry.perms;
+      r.size_log2 = hit->entry.size_log2;
       r.tlb_hit = true;
       r.done = t;
       if (learned) {
@@ -628,6 +684,8 @@ TranslationResult Translator::serve(const StreamTableConfig& st, const Translati
   r.kind = TranslationResult::Kind::kTranslated;
   r.pa = w.output_address;
   r.span = w.block_size() - (req.addr & mask);
+  r.perms = e.perms;
+  r.size_log2 = e.size_log2;
   r.done = t;
   finish(r);
   return r;

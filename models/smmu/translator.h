@@ -39,6 +39,7 @@ struct TranslationRequest {
   uint64_t addr = 0;
   AccessType access;
   Ps at = 0;
+  bool ats = false;  // a PCIe Translation Request (translate_ats)
 };
 
 struct TranslationResult {
@@ -56,6 +57,10 @@ struct TranslationResult {
   EventRecord event;
   Ps done = 0;
   bool tlb_hit = false;
+  // kTranslated by serve(): the translation's permissions and size (for
+  // ATS completions).
+  TlbPermissions perms;
+  uint8_t size_log2 = 0;
   // kFault: false when CD.R or STE.S2R suppresses the record of this
   // translation-related fault (IHI 0070 5.5); the transaction still aborts.
   bool record = true;
@@ -71,6 +76,14 @@ class Translator {
              const std::string& prefix);
 
   TranslationResult translate(const StreamTableConfig& st, const TranslationRequest& req);
+  // A PCIe Translation Request (IHI 0070 3.9.1.2), walked for read: kFault
+  // with F_BAD_ATS_TREQ when the STE does not enable ATS; other outcomes as
+  // translate(). ats_completion (ats_completion.h) turns it into the answer.
+  TranslationResult translate_ats(const StreamTableConfig& st, TranslationRequest req);
+  // A translated transaction with CR0.ATSCHK = 1 (IHI 0070 3.9.1.3): kBypass
+  // (pass it on), kAbort (STE.Config abort: no event), or kFault
+  // (F_TRANSL_FORBIDDEN, or a configuration error with record = false).
+  TranslationResult check_translated(const StreamTableConfig& st, const TranslationRequest& req);
   // Forget slot reservations that ended before `now` (the current simulation
   // time; no request arrives earlier). Call now and then on long runs.
   void retire(Ps now);
@@ -151,6 +164,9 @@ class Translator {
   DecodedSte fetched_ste_;
   DecodedCd fetched_cd_;
   // STE then CD, from the config cache or memory. Returns false with *fault set.
+  // stream_ste: the STE alone.
+  bool stream_ste(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
+                  TranslationResult* fault);
   bool stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
                      TranslationResult* fault);
   TranslationResult fault_result(const TranslationRequest& req, EventId id, Ps t) const;

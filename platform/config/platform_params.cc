@@ -99,6 +99,7 @@ const std::vector<BoolFeature>& bool_features() {
       {"sev", &SmmuFeatures::sev, "IDR0.SEV: WFE wake-up events."},
       {"cohacc", &SmmuFeatures::cohacc, "IDR0.COHACC: coherent table and queue accesses."},
       {"ecmdq", &SmmuFeatures::ecmdq, "IDR1.ECMDQ: enhanced command queues (needs MSI, COHACC, v3.3)."},
+      {"ats", &SmmuFeatures::ats, "IDR0.ATS: PCIe ATS, Translation Requests, translated transactions and CMD_ATC_INV (docs/smmu.md, \"ATS\"); split-stage ATS is not modelled (NS1ATS = 1)."},
       {"ril", &SmmuFeatures::ril, "IDR3.RIL: range invalidation."},
       {"gran4k", &SmmuFeatures::gran4k, "IDR5.GRAN4K."},
       {"gran16k", &SmmuFeatures::gran16k, "IDR5.GRAN16K."},
@@ -186,6 +187,10 @@ const ParamTable<SmmuConfig>& smmu_params() {
          {"masters", array_of(leaf(Type::kString, json(), "", ""), json::array(),
                               "Device instances whose transactions it translates; every device must be in one TBU.")}},
         "");
+    ParamTable<AtsTiming> ats;
+    ats.add("pcie_latency_ns", &AtsTiming::pcie_latency_ns, 0, 1e6, "ns", "One way between the SMMU and an endpoint, for an ATC Invalidation Request and its completion (a guess: half a PCIe DMA read round trip).");
+    ats.add("message_ns", &AtsTiming::message_ns, 0, 1e6, "ns", "The SMMU sending one Invalidation Request: back-to-back requests leave one per message_ns (a guess).");
+    ats.add("atc_inv_timeout_us", &AtsTiming::atc_inv_timeout_us, 0, 1e9, "us", "How long the SMMU waits for an Invalidation Completion before the CMD_SYNC behind it fails with CERROR_ATC_INV_SYNC (IMPLEMENTATION DEFINED; a guess).");
     ParamTable<WalkCacheConfig> walk_cache;
     walk_cache.add("entries", &WalkCacheConfig::entries, 1, 1 << 20, "entries", "Cached intermediate table addresses.");
     walk_cache.add("ways", &WalkCacheConfig::ways, 1, 1 << 20, "ways", "Associativity; entries must be a multiple of it.");
@@ -198,6 +203,7 @@ const ParamTable<SmmuConfig>& smmu_params() {
     p.add("gerror_irq", &C::gerror_irq, 0, 1023, "line", "Wired interrupt of global errors (used when no MSI is configured).").required();
     p.add("sync_irq", &C::sync_irq, 0, 1023, "line", "Wired interrupt of CMD_SYNC with CS = SIG_IRQ on an SMMU without MSIs.").required();
     p.group("cmdq", &C::cmdq, cmdq, "Command queue consumer timing (docs/smmu.md).");
+    p.group("ats", &C::ats, ats, "PCIe ATS message timing, used with features.ats (docs/smmu.md, \"ATS\").");
     p.add("reg_latency_ns", &C::reg_latency_ns, 0, 1e6, "ns", "Register access latency.");
     p.add("bypass_latency_ns", &C::bypass_latency_ns, 0, 1e6, "ns", "Added to a transaction passed through with SMMUEN = 0.");
     // The translator's parameters, at the same level in the JSON.

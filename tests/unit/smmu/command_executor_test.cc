@@ -391,7 +391,8 @@ TEST(CommandExecutor, CommandsWithoutEffect) {
   check({"PREFETCH_CONFIG", cmd_prefetch_config(1), {}, CommandClass::kPrefetch});
   check({"PREFETCH_ADDR", cmd_prefetch_addr(1, 0x1000'0000, 3), {}, CommandClass::kPrefetch});
   check({"CMD_SYNC", cmd_sync(SyncCs::kSev), {}, CommandClass::kSync});
-  // ATC_INV is legal only with ATS; no ATCs are modelled.
+  // ATC_INV is legal only with ATS; the executor leaves the SMMU's caches
+  // alone (the consumer sends it to the endpoint's ATC).
   SmmuFeatures ats = SmmuFeatures::v3_3_profile();
   ats.ats = true;
   check({"ATC_INV", cmd_atc_inv(1, 0x1000'0000, 52), {}, CommandClass::kAtc}, ats);

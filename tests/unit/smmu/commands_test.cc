@@ -453,8 +453,11 @@ TEST(Commands, EveryMissingFeatureIsCerrorIll) {
   const CommandDecode d = decode(cmd_tlbi_nh_asid(3, 9), stage1_only());
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d.command.vmid, 9u);
-  // ATS and PRI are not modelled: ILLEGAL (4.5.1, 4.5.2).
+  // Without ATS or PRI: ILLEGAL (4.5.1, 4.5.2).
   expect_ill(cmd_atc_inv(1, 0x1000, 0), v33(), "ATS == 0");
+  // With ATS, a Size above 52 is CONSTRAINED UNPREDICTABLE; the model takes CERROR_ILL (4.5.1).
+  expect_ill(cmd_atc_inv(1, 0x1000, 53), with_ats_pri(), "Size > 52");
+  EXPECT_TRUE(decode(cmd_atc_inv(1, 0x1000, 52), with_ats_pri()).ok());
   expect_ill(cmd_pri_resp(1, 0, 2), v33(), "PRI == 0");
   // With them, PRI_RESP Resp == 0b11 is Reserved (4.5.2).
   expect_ill(cmd_pri_resp(1, 0, 3), with_ats_pri(), "Resp == 0b11");

@@ -393,6 +393,40 @@ TEST(Descriptors, Ste52_S1StallDisableIsBadSteWithoutStallModel00) {
   EXPECT_TRUE(decode_ste(w, SmmuCaps{}, &out).ok());
 }
 
+// IHI 0070 5.2 (EATS, [93:92]): decoded only with IDR0.ATS and a
+// translating Config; 0b10 (split stage) is ILLEGAL with NS1ATS = 1, 0b11
+// (DPT) is Reserved without IDR3.DPT and behaves as 0b00.
+TEST(Descriptors, Ste52_EatsNeedsAtsAndSplitStageIsBadSte) {
+  SmmuCaps ats;
+  ats.ats = true;
+  DecodedSte out;
+  auto with_eats = [](SteWords w, unsigned eats) {
+    set_bits(w, 93, 92, eats);
+    return w;
+  };
+  ASSERT_TRUE(decode_ste(with_eats(s1_words(), 1), ats, &out).ok());
+  EXPECT_EQ(out.eats, ste::kEatsFull);
+  ASSERT_TRUE(decode_ste(with_eats(s2_words(), 1), ats, &out).ok());
+  EXPECT_EQ(out.eats, ste::kEatsFull);
+  ASSERT_TRUE(decode_ste(with_eats(s1_words(), 3), ats, &out).ok());
+  EXPECT_EQ(out.eats, ste::kEatsOff);
+  EXPECT_EQ(decode_ste(with_eats(s1_words(), 2), ats, &out).error, EventId::kBadSte);
+  // IGNORED without IDR0.ATS: even the ILLEGAL value decodes, as off.
+  ASSERT_TRUE(decode_ste(with_eats(s1_words(), 2), SmmuCaps{}, &out).ok());
+  EXPECT_EQ(out.eats, ste::kEatsOff);
+  ASSERT_TRUE(decode_ste(with_eats(s1_words(), 1), SmmuCaps{}, &out).ok());
+  EXPECT_EQ(out.eats, ste::kEatsOff);
+  // IGNORED with Config[1:0] == 0b00 (bypass).
+  DecodedSte bypass;
+  bypass.config = ste::kBypass;
+  ASSERT_TRUE(decode_ste(with_eats(encode_ste(bypass), 2), ats, &out).ok());
+  EXPECT_EQ(out.eats, ste::kEatsOff);
+  // encode_ste writes the field where decode_ste reads it.
+  DecodedSte s = s1_ste();
+  s.eats = ste::kEatsFull;
+  EXPECT_EQ(bits(encode_ste(s), 93, 92), 1u);
+}
+
 TEST(Descriptors, Ste52_S1ContextPtrBeyondOasIsBadSte) {
   SmmuCaps caps;
   caps.oas_bits = 40;

@@ -176,6 +176,27 @@ TEST(SmmuFeatures, IdRegistersFollowEachFeature) {
   EXPECT_EQ(reg::idr5::kOas.get(f.idr5()), 2u);  // 40 bits
 }
 
+// IHI 0070 6.3.1: IDR0.ATS advertises ATS; NS1ATS = 1 says split-stage ATS
+// is not supported, and is RES0 unless ATS, S1P and S2P are all 1.
+TEST(SmmuFeatures, AtsAdvertisesNoSplitStage) {
+  SmmuFeatures f = SmmuFeatures::v3_3_profile();
+  f.ats = true;
+  ASSERT_TRUE(f.validate().empty()) << joined(f.validate());
+  EXPECT_EQ(reg::idr0::kAts.get(f.idr0()), 1u);
+  EXPECT_EQ(reg::idr0::kNs1Ats.get(f.idr0()), 1u);
+  f.stage2 = false;
+  f.hyp = false;
+  f.xnx = false;
+  f.fwb = false;
+  f.ptwnnc = false;
+  ASSERT_TRUE(f.validate().empty()) << joined(f.validate());
+  EXPECT_EQ(reg::idr0::kAts.get(f.idr0()), 1u);
+  EXPECT_EQ(reg::idr0::kNs1Ats.get(f.idr0()), 0u);
+  f.ats = false;
+  f.pri = true;
+  EXPECT_NE(joined(f.validate()).find("PRI needs ATS"), std::string::npos);
+}
+
 TEST(SmmuFeatures, OasEncodings) {
   const unsigned bits[] = {32, 36, 40, 42, 44, 48, 52};
   for (uint32_t enc = 0; enc < 7; ++enc) {
@@ -240,7 +261,6 @@ TEST(SmmuFeatures, ValidationReportsEachProblem) {
       {"v3.3 without E0PD", [](SmmuFeatures& f) { f.e0pd = false; }, "must support E0PD"},
       {"v3.2+ without BBML", [](SmmuFeatures& f) { f.bbml = 0; }, "BBML 1 or 2"},
       {"reserved BBML", [](SmmuFeatures& f) { f.bbml = 3; }, "bbml 3"},
-      {"ATS", [](SmmuFeatures& f) { f.ats = true; }, "ATS is not modelled"},
       {"PRI", [](SmmuFeatures& f) { f.pri = true; }, "PRI is not modelled"},
       {"mixed-endian walks", [](SmmuFeatures& f) { f.ttendian = reg::idr0::kTtEndianMixed; }, "little-endian"},
       {"56-bit VAs", [](SmmuFeatures& f) { f.vax = 2; }, "vax 2"},

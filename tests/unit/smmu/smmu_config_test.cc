@@ -45,7 +45,7 @@ TEST(SmmuConfig, CountsAndTimes) {
 }
 
 TEST(SmmuConfig, FeaturesTheModelCannotBe) {
-  EXPECT_EQ(rejected_field([](SmmuConfig& c) { c.features.ats = true; }), "features");
+  EXPECT_EQ(rejected_field([](SmmuConfig& c) { c.features.pri = true; }), "features");
   EXPECT_EQ(rejected_field([](SmmuConfig& c) { c.features = SmmuFeatures::v3_0_profile(); }), "");
 }
 

@@ -1,0 +1,163 @@
+// The SMMU's side of PCIe ATS (IHI 0070 3.9.1): Translation Requests,
+// translated transactions and ATC invalidations. Part of SmmuImpl.
+#include <algorithm>
+
+#include "common/stream_id_extension.h"
+#include "common/tlm_time.h"
+#include "smmu/ats_completion.h"
+#include "smmu/smmu_impl.h"
+
+namespace smmu_vp::smmu {
+
+SmmuImpl::AtsStats::AtsStats(StatsRegistry& s, const std::string& smmu)
+    : translation_requests(s.counter(smmu + ".ats.translation_requests")),
+      success(s.counter(smmu + ".ats.success")),
+      no_access(s.counter(smmu + ".ats.no_access")),
+      unsupported(s.counter(smmu + ".ats.unsupported_request")),
+      completer_abort(s.counter(smmu + ".ats.completer_abort")),
+      translated(s.counter(smmu + ".ats.translated")),
+      translated_aborted(s.counter(smmu + ".ats.translated_aborted")),
+      atc_invalidations(s.counter(smmu + ".ats.atc_invalidations")),
+      atc_inv_timeouts(s.counter(smmu + ".ats.atc_inv_timeouts")),
+      request_latency(s.histogram(smmu + ".ats.translation_request_ns", "ns", 1000.0)),
+      atc_inv_latency(s.histogram(smmu + ".ats.atc_inv_latency_ns", "ns", 1000.0)) {}
+
+void SmmuImpl::attach_ats_device(uint32_t sid, AtsDevice* device) {
+  if (device) ats_devices_[sid] = device;
+  else ats_devices_.erase(sid);
+}
+
+void SmmuImpl::ats_transport(int port, tlm::tlm_generic_payload& trans, AtsExtension& ats, Ps t,
+                             sc_core::sc_time& delay) {
+  const Ps now = now_ps();
+  if (ats.kind == AtsExtension::Kind::kTranslationRequest) {
+    delay = ps_to_sc(translation_request(port, trans, ats, t) - now);
+    return;
+  }
+  auto abort = [&](Ps when) {
+    if (ats_stats_) ats_stats_->translated_aborted.add();
+    aborted_transactions_.add();
+    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    delay = ps_to_sc(when - now);
+  };
+  const StreamIdExtension* sid = trans.get_extension<StreamIdExtension>();
+  // An SMMU without ATS, or a master that does not say who it is: the
+  // translated transaction cannot be allowed.
+  if (!ats_stats_ || !sid) return abort(t);
+  TranslationRequest req;
+  req.port = static_cast<unsigned>(port);
+  req.sid = sid->stream_id;
+  req.addr = trans.get_address();
+  req.access.write = trans.is_write();
+  req.access.privileged = sid->privileged;
+  req.at = t;
+  // IHI 0070 3.9.1.3: with SMMUEN = 0 a translated transaction is
+  // terminated with F_TRANSL_FORBIDDEN, whatever GBPA says.
+  if (!regfile_.smmuen()) {
+    EventRecord e;
+    e.id = EventId::kTranslForbidden;
+    e.sid = req.sid;
+    e.rnw = !req.access.write;
+    e.input_addr = req.addr;
+    record_event(e, t);
+    return abort(t);
+  }
+  // 3.9.1.1: an address beyond the output address size is terminated (the
+  // model's IMPLEMENTATION DEFINED choice), without an event.
+  const unsigned len = trans.get_data_length();
+  const unsigned oas = cfg_.features.oas_bits;
+  if (len == 0 || ((req.addr + len - 1) >> oas) != 0) return abort(t);
+  if (regfile_.atschk()) {
+    const TranslationResult r = translator_->check_translated(stream_table(), req);
+    t = r.done;
+    if (r.kind == TranslationResult::Kind::kFault && r.record) record_event(r.event, t);
+    if (!r.ok()) return abort(t);
+  }
+  ats_stats_->translated.add();
+  bool ok;
+  t = forward(trans, req.addr, 0, len, t, &ok);
+  if (ok) trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  delay = ps_to_sc(t - now);
+}
+
+// IHI 0070 3.9.1.2: the request is answered in the extension; the TLM
+// transaction itself succeeds and moves no data.
+Ps SmmuImpl::translation_request(int port, tlm::tlm_generic_payload& trans, AtsExtension& ats, Ps t) {
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  const StreamIdExtension* sid = trans.get_extension<StreamIdExtension>();
+  TranslationRequest req;
+  req.port = static_cast<unsigned>(port);
+  req.addr = trans.get_address();
+  req.at = t;
+  if (sid) {
+    req.sid = sid->stream_id;
+    req.ssv = sid->substream_valid;
+    req.ssid = sid->substream_id;
+    req.access.privileged = sid->privileged;
+  }
+  TranslationResult r;
+  r.kind = TranslationResult::Kind::kAbort;  // UR, no event
+  r.done = t;
+  if (ats_stats_ && sid) {
+    ats_stats_->translation_requests.add();
+    if (!regfile_.smmuen()) {
+      // 3.9.1.2, 6.3.9.6: with SMMUEN = 0, UR and F_BAD_ATS_TREQ.
+      r.kind = TranslationResult::Kind::kFault;
+      r.event.id = EventId::kBadAtsTreq;
+      r.event.sid = req.sid;
+      r.event.ssv = req.ssv;
+      r.event.ssid = req.ssid;
+      r.event.input_addr = req.addr;
+    } else {
+      r = translator_->translate_ats(stream_table(), req);
+    }
+  }
+  const bool record = ats_completion(req, r, stu_log2(cfg_.features), cfg_.features.oas_bits, &ats);
+  if (record) record_event(r.event, r.done);
+  if (ats_stats_) {
+    switch (ats.status) {
+      case AtsExtension::Status::kSuccess: (ats.read ? ats_stats_->success : ats_stats_->no_access).add(); break;
+      case AtsExtension::Status::kUnsupportedRequest: ats_stats_->unsupported.add(); break;
+      case AtsExtension::Status::kCompleterAbort: ats_stats_->completer_abort.add(); break;
+    }
+    ats_stats_->request_latency.record(r.done - t);
+  }
+  return r.done;
+}
+
+// IHI 0070 4.5.1, 3.9.1.4: the Invalidation Request goes to the endpoint
+// behind the StreamID; a later CMD_SYNC waits for its completion. IGNORED
+// with SMMUEN = 0, and a StreamID without an ATS endpoint has nothing to
+// invalidate.
+CommandQueueConsumer::Hooks::AtcOutcome SmmuImpl::atc_invalidate(const Command& cmd, Ps at) {
+  CommandQueueConsumer::Hooks::AtcOutcome o;
+  o.done = at;
+  const auto it = ats_devices_.find(cmd.sid);
+  if (!regfile_.smmuen() || it == ats_devices_.end()) return o;
+  AtsDevice::Invalidation inv;
+  inv.sid = cmd.sid;
+  inv.ssv = cmd.ssv;
+  inv.ssid = cmd.ssid;
+  inv.global = cmd.global;
+  inv.size = cmd.size;
+  // The span is naturally aligned: address bits below it are taken as 0.
+  inv.addr = inv.all() ? 0 : cmd.addr & ~(inv.bytes() - 1);
+  const AtsTiming& timing = cfg_.ats;
+  const Ps sent = std::max(at, atc_port_free_) + ns_to_ps(timing.message_ns);
+  atc_port_free_ = sent;
+  const Ps link = ns_to_ps(timing.pcie_latency_ns);
+  const Ps give_up = at + ns_to_ps(timing.atc_inv_timeout_us * 1000.0);
+  ats_stats_->atc_invalidations.add();
+  const std::optional<Ps> answered = it->second->atc_invalidate(inv, sent + link);
+  if (!answered || *answered + link > give_up) {
+    ats_stats_->atc_inv_timeouts.add();
+    o.done = give_up;
+    o.timed_out = true;
+    return o;
+  }
+  o.done = *answered + link;
+  ats_stats_->atc_inv_latency.record(o.done - at);
+  return o;
+}
+
+}  // namespace smmu_vp::smmu

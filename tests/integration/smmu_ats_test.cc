@@ -1,0 +1,464 @@
+// PCIe ATS at the SMMU (IHI 0070 3.9.1): Translation Requests answered from
+// the TLB or a walk, with the completion the spec gives each outcome
+// (3.9.1.2); translated transactions passed on as CR0.ATSCHK and STE.EATS
+// allow (3.9.1.3); CMD_ATC_INV sent to the endpoint and CMD_SYNC waiting for
+// its completion, or failing with CERROR_ATC_INV_SYNC when it never comes
+// (3.9.1.4, 4.5.1, 7.1). The SMMU module runs alone, its tables poked into
+// memory and its registers written directly; a fake endpoint records the
+// invalidations it receives.
+#include <cstring>
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "common/stats.h"
+#include "common/stream_id_extension.h"
+#include "smmu/ats.h"
+#include "smmu/commands.h"
+#include "smmu/descriptors.h"
+#include "smmu/event_queue.h"
+#include "smmu/register_file.h"
+#include "smmu/registers.h"
+#include "smmu/smmu.h"
+
+namespace smmu_vp::smmu {
+namespace {
+
+constexpr uint64_t kMem = 0x8000'0000;
+constexpr uint64_t kMemSize = 1 << 20;
+constexpr uint64_t kCmdq = kMem;             // 64 commands
+constexpr uint64_t kEvtq = kMem + 0x1000;    // 64 records
+constexpr uint64_t kStrtab = kMem + 0x4000;  // 64 STEs
+constexpr uint64_t kCd = kMem + 0x5000;
+constexpr uint64_t kTables = kMem + 0x10000;  // levels 0..3, a page each
+constexpr uint64_t kPages = kMem + 0x20000;
+constexpr uint64_t kIova = 0x4000'0000;  // RW page, then a read-only one, then nothing
+
+// StreamIDs, one per STE kind.
+enum : uint32_t { kAts = 1, kNoAts = 2, kBypass = 3, kAbort = 4, kInvalid = 5, kDssBypass = 6 };
+
+struct Memory : sc_core::sc_module {
+  tlm_utils::simple_target_socket<Memory> socket{"socket"};
+  std::vector<uint8_t> bytes = std::vector<uint8_t>(kMemSize);
+
+  explicit Memory(sc_core::sc_module_name n) : sc_module(n) { socket.register_b_transport(this, &Memory::b_transport); }
+  void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) {
+    const uint64_t a = t.get_address();
+    const unsigned len = t.get_data_length();
+    if (a < kMem || a + len > kMem + kMemSize) {
+      t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
+    }
+    if (t.is_write()) std::memcpy(&bytes[a - kMem], t.get_data_ptr(), len);
+    else std::memcpy(t.get_data_ptr(), &bytes[a - kMem], len);
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+  void poke(uint64_t a, const void* p, size_t n) { std::memcpy(&bytes[a - kMem], p, n); }
+  uint64_t peek64(uint64_t a) const {
+    uint64_t v;
+    std::memcpy(&v, &bytes[a - kMem], 8);
+    return v;
+  }
+};
+
+struct Master : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<Master> socket{"socket"};
+  tlm_utils::simple_initiator_socket<Master> regs{"regs"};  // bound only
+  explicit Master(sc_core::sc_module_name n) : sc_module(n) {}
+};
+
+// An endpoint's ATC as the SMMU sees it: answers each invalidation
+// `answer_ns` after it arrives, or never.
+struct FakeEndpoint : AtsDevice {
+  std::optional<double> answer_ns = 300.0;
+  std::vector<Invalidation> received;
+  std::vector<Ps> arrivals;
+  std::optional<Ps> atc_invalidate(const Invalidation& inv, Ps arrives) override {
+    received.push_back(inv);
+    arrivals.push_back(arrives);
+    if (!answer_ns) return std::nullopt;
+    return arrives + ns_to_ps(*answer_ns);
+  }
+};
+
+SmmuConfig config(bool ats) {
+  SmmuConfig c;
+  c.base = 0x0900'0000;
+  c.features = SmmuFeatures::v3_3_profile();
+  c.features.ats = ats;
+  c.ats.atc_inv_timeout_us = 5.0;  // within one submit()'s 10 us
+  return c;
+}
+
+class SmmuAts : public ::testing::Test {
+ protected:
+  explicit SmmuAts(bool ats = true) : mem_("mem"), master_("master"), smmu_("smmu", config(ats), nullptr, stats_, nullptr) {
+    smmu_.downstream.bind(mem_.socket);
+    master_.socket.bind(smmu_.upstream);
+    master_.regs.bind(smmu_.regs);
+    build_tables();
+  }
+
+  void wr(uint64_t off, uint64_t v, unsigned size = 4) {
+    bool ok = false;
+    smmu_.registers().write(off, size, v, &ok);
+    ASSERT_TRUE(ok) << std::hex << off;
+  }
+  uint32_t rd(uint64_t off) {
+    bool ok = false;
+    return static_cast<uint32_t>(smmu_.registers().read(off, 4, &ok));
+  }
+
+  // Stage-1 tables (4 KiB granule, 48-bit) mapping kIova read-write and
+  // kIova + 4K read-only; one CD (ASID 1) and an STE per StreamID kind.
+  void build_tables() {
+    for (unsigned l = 0; l < 3; ++l) {
+      const uint64_t desc = (kTables + (l + 1) * 0x1000) | 3;
+      mem_.poke(kTables + l * 0x1000 + 8 * ((kIova >> (39 - 9 * l)) & 511), &desc, 8);
+    }
+    // nG, AF, inner shareable, AP[1] (EL0 access); AP[2] read-only on the second.
+    const uint64_t attrs = 3 | (1u << 11) | (1u << 10) | (3u << 8) | (1u << 6);
+    const uint64_t rw = kPages | attrs, ro = (kPages + 0x1000) | attrs | (1u << 7);
+    mem_.poke(kTables + 3 * 0x1000 + 8 * ((kIova >> 12) & 511), &rw, 8);
+    mem_.poke(kTables + 3 * 0x1000 + 8 * (((kIova >> 12) + 1) & 511), &ro, 8);
+
+    DecodedCd cd;
+    cd.t0sz = 16;
+    cd.granule = Granule::k4K;
+    cd.ips_bits = 48;
+    cd.asid = 1;
+    cd.ttb0 = kTables;
+    const CdWords cdw = encode_cd(cd);
+    mem_.poke(kCd, cdw.data(), sizeof cdw);
+    // Two CDs for the S1DSS stream (S1CDMax 1); CD 0 is the same.
+    mem_.poke(kCd + 64, cdw.data(), sizeof cdw);
+
+    DecodedSte s1;
+    s1.config = ste::kS1Trans;
+    s1.s1_context_ptr = kCd;
+    auto put = [&](uint32_t sid, const DecodedSte& s, bool valid = true) {
+      const SteWords w = encode_ste(s, valid);
+      mem_.poke(kStrtab + 64 * sid, w.data(), sizeof w);
+    };
+    DecodedSte ats = s1;
+    ats.eats = ste::kEatsFull;
+    put(kAts, ats);
+    put(kNoAts, s1);
+    DecodedSte bypass;
+    bypass.config = ste::kBypass;
+    put(kBypass, bypass);
+    DecodedSte abort;
+    abort.config = ste::kAbort;
+    put(kAbort, abort);
+    put(kInvalid, ats, false);
+    DecodedSte dss = ats;
+    dss.s1_cdmax = 1;
+    dss.s1dss = ste::kBypassDss;
+    put(kDssBypass, dss);
+  }
+
+  void bring_up(uint32_t extra_cr0 = 0) {
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);  // end of elaboration
+    wr(reg::kCmdqBase, kCmdq | 6, 8);
+    wr(reg::kEventqBase, kEvtq | 6, 8);
+    wr(reg::kStrtabBase, kStrtab, 8);
+    wr(reg::kStrtabBaseCfg, 6);
+    wr(reg::kCr0, reg::cr0::kSmmuEn.mask32() | reg::cr0::kCmdqEn.mask32() | reg::cr0::kEventqEn.mask32() |
+                      extra_cr0);
+  }
+
+  // Publishes the commands with one PROD write, then runs 10 us.
+  void submit(std::initializer_list<CommandWords> cmds) {
+    for (const CommandWords& c : cmds) {
+      mem_.poke(kCmdq + 16 * (prod_ & 63), c.data(), 16);
+      prod_ = (prod_ + 1) & 127;
+    }
+    wr(reg::kCmdqProd, prod_);
+    sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+  }
+
+  AtsExtension request(uint32_t sid, uint64_t addr, bool ssv = false) {
+    tlm::tlm_generic_payload t;
+    t.set_command(tlm::TLM_IGNORE_COMMAND);
+    t.set_address(addr);
+    t.set_data_ptr(nullptr);
+    t.set_data_length(0);
+    StreamIdExtension id(sid, 0, ssv);
+    AtsExtension ats(AtsExtension::Kind::kTranslationRequest);
+    t.set_extension(&id);
+    t.set_extension(&ats);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    master_.socket->b_transport(t, delay);
+    t.clear_extension(&id);
+    t.clear_extension(&ats);
+    EXPECT_EQ(t.get_response_status(), tlm::TLM_OK_RESPONSE);
+    return ats;
+  }
+
+  // A translated 8-byte write of `value` to `pa`.
+  tlm::tlm_response_status translated_write(uint32_t sid, uint64_t pa, uint64_t value) {
+    tlm::tlm_generic_payload t;
+    t.set_command(tlm::TLM_WRITE_COMMAND);
+    t.set_address(pa);
+    t.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+    t.set_data_length(8);
+    t.set_streaming_width(8);
+    StreamIdExtension id(sid, 0, false);
+    AtsExtension ats(AtsExtension::Kind::kTranslated);
+    t.set_extension(&id);
+    t.set_extension(&ats);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    master_.socket->b_transport(t, delay);
+    t.clear_extension(&id);
+    t.clear_extension(&ats);
+    return t.get_response_status();
+  }
+
+  uint32_t events() { return smmu_.registers().eventq_prod().index(); }
+  EventRecord event(unsigned i) {
+    std::array<uint64_t, 4> w;
+    for (unsigned d = 0; d < 4; ++d) w[d] = mem_.peek64(kEvtq + 32 * i + 8 * d);
+    return EventRecord::decode(w);
+  }
+  uint64_t counter(const std::string& name) { return stats_.has(name) ? stats_.counter(name).value() : 0; }
+
+  StatsRegistry stats_;
+  Memory mem_;
+  Master master_;
+  Smmu smmu_;
+  uint32_t prod_ = 0;
+};
+
+using Status = AtsExtension::Status;
+
+// 3.9.1.2, 13.7: a translation the stream may write is returned R = W = 1,
+// aligned to its size; a second request is served from the TLB.
+TEST_F(SmmuAts, Ats3912_SuccessFromWalkThenTlb) {
+  bring_up();
+  const AtsExtension a = request(kAts, kIova + 0x123);
+  EXPECT_EQ(a.status, Status::kSuccess);
+  EXPECT_EQ(a.untranslated_addr, kIova);
+  EXPECT_EQ(a.translated_addr, kPages);
+  EXPECT_EQ(a.size_log2, 12u);
+  EXPECT_TRUE(a.read);
+  EXPECT_TRUE(a.write);
+  EXPECT_FALSE(a.execute);
+  const uint64_t walks = counter("smmu.ptw.walks.s1"), hits = counter("smmu.tlb.hits");
+  EXPECT_GE(walks, 1u);
+  EXPECT_EQ(request(kAts, kIova + 0x800).status, Status::kSuccess);
+  EXPECT_EQ(counter("smmu.ptw.walks.s1"), walks);
+  EXPECT_EQ(counter("smmu.tlb.hits"), hits + 1);
+  EXPECT_EQ(counter("smmu.ats.translation_requests"), 2u);
+  EXPECT_EQ(counter("smmu.ats.success"), 2u);
+  EXPECT_EQ(events(), 0u);
+}
+
+// 13.7: W only where the translation is writable.
+TEST_F(SmmuAts, Ats137_ReadOnlyPageGrantsNoWrite) {
+  bring_up();
+  const AtsExtension a = request(kAts, kIova + 0x1000);
+  EXPECT_EQ(a.status, Status::kSuccess);
+  EXPECT_EQ(a.translated_addr, kPages + 0x1000);
+  EXPECT_TRUE(a.read);
+  EXPECT_FALSE(a.write);
+}
+
+// 3.9.1.2: a translation fault is a Success with R = W = 0 over one STU
+// (4 KiB here), and no event is recorded.
+TEST_F(SmmuAts, Ats3912_TranslationFaultIsSuccessWithoutAccessOrEvent) {
+  bring_up();
+  const AtsExtension a = request(kAts, kIova + 0x2040);
+  EXPECT_EQ(a.status, Status::kSuccess);
+  EXPECT_FALSE(a.read);
+  EXPECT_FALSE(a.write);
+  EXPECT_EQ(a.size_log2, 12u);
+  EXPECT_EQ(a.untranslated_addr, kIova + 0x2000);
+  EXPECT_EQ(events(), 0u);
+  EXPECT_EQ(counter("smmu.ats.no_access"), 1u);
+}
+
+// 3.9.1.2, 5.2: STE.EATS = 0, or a bypass STE, gives UR and F_BAD_ATS_TREQ.
+TEST_F(SmmuAts, Ats3912_NoAtsOrBypassIsUnsupportedWithBadAtsTreq) {
+  bring_up();
+  EXPECT_EQ(request(kNoAts, kIova).status, Status::kUnsupportedRequest);
+  EXPECT_EQ(request(kBypass, kIova).status, Status::kUnsupportedRequest);
+  ASSERT_EQ(events(), 2u);
+  EXPECT_EQ(event(0).id, EventId::kBadAtsTreq);
+  EXPECT_EQ(event(0).sid, kNoAts);
+  EXPECT_EQ(event(0).input_addr, kIova);
+  EXPECT_EQ(event(1).id, EventId::kBadAtsTreq);
+  EXPECT_EQ(event(1).sid, kBypass);
+}
+
+// 5.2 (Config abort): UR, silently.
+TEST_F(SmmuAts, Ats3912_AbortSteIsUnsupportedWithoutEvent) {
+  bring_up();
+  EXPECT_EQ(request(kAbort, kIova).status, Status::kUnsupportedRequest);
+  EXPECT_EQ(events(), 0u);
+}
+
+// 3.9.1.2: a configuration error is a Completer Abort; without
+// CR2.REC_CFG_ATS (IDR0.ATSRECERR = 0) nothing is recorded.
+TEST_F(SmmuAts, Ats3912_ConfigErrorIsCompleterAbortWithoutRecord) {
+  bring_up();
+  EXPECT_EQ(request(kInvalid, kIova).status, Status::kCompleterAbort);
+  EXPECT_EQ(events(), 0u);
+  EXPECT_EQ(counter("smmu.ats.completer_abort"), 1u);
+}
+
+// 13.6.4: with stage 1 bypassed by S1DSS and no stage 2, the answer is the
+// identity over the whole output address space, readable and writable.
+TEST_F(SmmuAts, Ats1364_S1dssBypassIsIdentity) {
+  bring_up();
+  const AtsExtension a = request(kDssBypass, kIova);
+  EXPECT_EQ(a.status, Status::kSuccess);
+  EXPECT_EQ(a.translated_addr, 0u);
+  EXPECT_EQ(a.size_log2, 48u);
+  EXPECT_TRUE(a.read && a.write);
+}
+
+// 3.9.1.2, 3.9.1.3: with SMMUEN = 0 a Translation Request is UR with
+// F_BAD_ATS_TREQ, and a translated transaction is terminated with
+// F_TRANSL_FORBIDDEN although GBPA lets untranslated traffic through.
+TEST_F(SmmuAts, Ats391_SmmuDisabled) {
+  bring_up();
+  wr(reg::kCr0, reg::cr0::kCmdqEn.mask32() | reg::cr0::kEventqEn.mask32());
+  EXPECT_EQ(request(kAts, kIova).status, Status::kUnsupportedRequest);
+  EXPECT_EQ(translated_write(kAts, kPages, 0x1234), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  ASSERT_EQ(events(), 2u);
+  EXPECT_EQ(event(0).id, EventId::kBadAtsTreq);
+  EXPECT_EQ(event(1).id, EventId::kTranslForbidden);
+  EXPECT_EQ(mem_.peek64(kPages), 0u);
+}
+
+// 3.9.1.3: with CR0.ATSCHK = 0 a translated transaction is not checked
+// against the STE (even EATS = 0 passes), only against the OAS.
+TEST_F(SmmuAts, Ats3913_WithoutAtsChkTranslatedTrafficPasses) {
+  bring_up();
+  EXPECT_EQ(translated_write(kNoAts, kPages + 8, 0xABCD), tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(mem_.peek64(kPages + 8), 0xABCDu);
+  EXPECT_EQ(translated_write(kAts, uint64_t{1} << 48, 1), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_EQ(events(), 0u);
+  EXPECT_EQ(counter("smmu.ats.translated"), 1u);
+}
+
+// 3.9.1.3: with CR0.ATSCHK = 1 the STE decides: EATS = 1 passes; EATS = 0
+// and bypass are F_TRANSL_FORBIDDEN; Config abort terminates silently.
+TEST_F(SmmuAts, Ats3913_AtsChkChecksTheSte) {
+  bring_up(reg::cr0::kAtsChk.mask32());
+  ASSERT_TRUE(smmu_.registers().atschk());
+  EXPECT_EQ(translated_write(kAts, kPages + 16, 7), tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(mem_.peek64(kPages + 16), 7u);
+  EXPECT_EQ(translated_write(kNoAts, kPages + 24, 8), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_EQ(translated_write(kBypass, kPages + 24, 8), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_EQ(translated_write(kAbort, kPages + 24, 8), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_EQ(translated_write(kInvalid, kPages + 24, 8), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_EQ(mem_.peek64(kPages + 24), 0u);
+  ASSERT_EQ(events(), 2u);
+  EXPECT_EQ(event(0).id, EventId::kTranslForbidden);
+  EXPECT_EQ(event(0).sid, kNoAts);
+  EXPECT_FALSE(event(0).rnw);
+  EXPECT_EQ(event(1).sid, kBypass);
+}
+
+// 4.5.1, 3.9.1.4: the invalidation reaches the endpoint behind its
+// StreamID, aligned to its span, and the CMD_SYNC behind it completes only
+// once the endpoint's completion is back (two link crossings and its work).
+TEST_F(SmmuAts, Ats3914_SyncWaitsForTheAtcInvalidation) {
+  FakeEndpoint ep;
+  smmu_.attach_ats_device(kAts, &ep);
+  bring_up();
+  submit({cmd_atc_inv(kAts, kIova + 0x3000, 2), cmd_sync(SyncCs::kNone)});
+  ASSERT_EQ(ep.received.size(), 1u);
+  EXPECT_EQ(ep.received[0].sid, kAts);
+  EXPECT_EQ(ep.received[0].addr, kIova);  // 16 KiB span, aligned
+  EXPECT_EQ(ep.received[0].bytes(), 16u * 1024);
+  EXPECT_EQ(rd(reg::kCmdqCons) & 127, 2u);
+  const AtsTiming t = config(true).ats;
+  const double floor_ns = t.message_ns + 2 * t.pcie_latency_ns + 300.0;
+  EXPECT_GE(stats_.histogram("smmu.cmdq.sync_latency_ns").max(), floor_ns);
+  EXPECT_GE(stats_.histogram("smmu.ats.atc_inv_latency_ns").max(), floor_ns);
+  EXPECT_EQ(counter("smmu.ats.atc_invalidations"), 1u);
+  // Size 52 invalidates everything.
+  submit({cmd_atc_inv(kAts, 0, kAtcInvSizeAll)});
+  ASSERT_EQ(ep.received.size(), 2u);
+  EXPECT_TRUE(ep.received[1].all());
+}
+
+// 4.5.1: a StreamID without an ATS endpoint has nothing to wait for, and
+// with SMMUEN = 0 the command is IGNORED.
+TEST_F(SmmuAts, Ats451_NoEndpointOrSmmuDisabledCompletesAtOnce) {
+  FakeEndpoint ep;
+  ep.answer_ns.reset();  // would time out if asked
+  smmu_.attach_ats_device(kAts, &ep);
+  bring_up();
+  submit({cmd_atc_inv(kNoAts, kIova, 0)});
+  submit({cmd_sync(SyncCs::kNone)});
+  EXPECT_EQ(rd(reg::kCmdqCons) & 127, 2u);
+  wr(reg::kCr0, reg::cr0::kCmdqEn.mask32() | reg::cr0::kEventqEn.mask32());
+  submit({cmd_atc_inv(kAts, kIova, 0)});
+  submit({cmd_sync(SyncCs::kNone)});
+  EXPECT_EQ(rd(reg::kCmdqCons) & 127, 4u);
+  EXPECT_TRUE(ep.received.empty());
+  EXPECT_FALSE(smmu_.registers().gerror_active() & reg::gerror::kCmdqErr.mask32());
+}
+
+// 3.9.1.4, 7.1: an endpoint that never answers: the SYNC fails with
+// CERROR_ATC_INV_SYNC and stays at CONS; once software acknowledges the
+// error the queue fetches the SYNC again and goes on.
+TEST_F(SmmuAts, Ats3914_TimeoutStopsTheQueueOnTheSync) {
+  FakeEndpoint ep;
+  ep.answer_ns.reset();
+  smmu_.attach_ats_device(kAts, &ep);
+  bring_up();
+  submit({cmd_atc_inv(kAts, kIova, 0)});
+  submit({cmd_sync(SyncCs::kNone)});
+  const uint32_t cons = rd(reg::kCmdqCons);
+  EXPECT_EQ(cons & 127, 1u) << "CONS must stay on the SYNC";
+  EXPECT_EQ(reg::queue_cons::kErr.get(cons), reg::cerror::kAtcInvSync);
+  const uint32_t active = smmu_.registers().gerror_active();
+  ASSERT_TRUE(active & reg::gerror::kCmdqErr.mask32());
+  EXPECT_EQ(counter("smmu.ats.atc_inv_timeouts"), 1u);
+  EXPECT_EQ(counter("smmu.cmdq.errors.CERROR_ATC_INV_SYNC"), 1u);
+  wr(reg::kGerrorn, smmu_.registers().gerror());
+  sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+  EXPECT_EQ(rd(reg::kCmdqCons) & 127, 2u);
+}
+
+// An answer later than the SMMU's timeout is a timeout too.
+TEST_F(SmmuAts, Ats3914_LateAnswerTimesOut) {
+  FakeEndpoint ep;
+  ep.answer_ns = 6000.0;  // the timeout is 5 us
+  smmu_.attach_ats_device(kAts, &ep);
+  bring_up();
+  submit({cmd_atc_inv(kAts, kIova, 0)});
+  submit({cmd_sync(SyncCs::kNone)});
+  EXPECT_EQ(reg::queue_cons::kErr.get(rd(reg::kCmdqCons)), reg::cerror::kAtcInvSync);
+}
+
+class SmmuWithoutAts : public SmmuAts {
+ protected:
+  SmmuWithoutAts() : SmmuAts(false) {}
+};
+
+// Without IDR0.ATS: a Translation Request is UR without an event, a
+// translated transaction is terminated, CR0.ATSCHK is RES0 and no ATS
+// statistic exists.
+TEST_F(SmmuWithoutAts, Ats391_WithoutAtsNothingIsTranslatedForTheEndpoint) {
+  bring_up(reg::cr0::kAtsChk.mask32());
+  EXPECT_FALSE(smmu_.registers().atschk());
+  EXPECT_EQ(request(kAts, kIova).status, Status::kUnsupportedRequest);
+  EXPECT_EQ(translated_write(kAts, kPages, 1), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_EQ(events(), 0u);
+  EXPECT_FALSE(stats_.has("smmu.ats.translation_requests"));
+  EXPECT_FALSE(stats_.has("smmu.cmdq.errors.CERROR_ATC_INV_SYNC"));
+}
+
+}  // namespace
+}  // namespace smmu_vp::smmu
