@@ -17,6 +17,7 @@ include(CMakePackageConfigHelpers)
 # include. Everything else in models/ is internal; tests/install checks that
 # each of these compiles alone from the installed prefix.
 set(SMMU_VP_PUBLIC_HEADERS
+  common/device_atc.h
   common/invalid_config.h
   common/irq_signals.h
   common/irq_sink.h

@@ -59,13 +59,14 @@ class AtsExtension : public tlm::tlm_extension<AtsExtension> {
 class AtsDevice {
  public:
   struct Invalidation {
+    static constexpr unsigned kSizeAll = 52;  // Size that invalidates everything (IHI 0070 4.5.1)
     uint32_t sid = 0;
     bool ssv = false;
     uint32_t ssid = 0;
     bool global = false;  // with SSV: every substream's global translations
     uint64_t addr = 0;    // first byte, aligned to the span
-    unsigned size = 0;    // the span is 4 KiB x 2^size; 52: everything
-    bool all() const { return size >= 52; }
+    unsigned size = 0;    // the span is 4 KiB x 2^size; kSizeAll: everything
+    bool all() const { return size >= kSizeAll; }
     uint64_t bytes() const { return all() ? ~uint64_t{0} : uint64_t{4096} << size; }
   };
   virtual ~AtsDevice() = default;

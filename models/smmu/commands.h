@@ -53,6 +53,7 @@
 #include <string>
 #include <vector>
 
+#include "smmu/ats.h"
 #include "smmu/features.h"
 #include "smmu/translation_types.h"
 
@@ -151,7 +152,7 @@ unsigned tg_encoding(Granule g);
 // A decoded command. Only the fields of its opcode are meaningful; the others
 // are zero.
 // ATC_INV's Size that invalidates every translation of the (sub)stream (4.5.1).
-inline constexpr uint8_t kAtcInvSizeAll = 52;
+inline constexpr uint8_t kAtcInvSizeAll = AtsDevice::Invalidation::kSizeAll;
 
 struct Command {
   Opcode opcode = Opcode::kCmdSync;

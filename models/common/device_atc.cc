@@ -1,0 +1,87 @@
+#include "common/device_atc.h"
+
+#include <algorithm>
+
+#include "common/invalid_config.h"
+
+namespace smmu_vp {
+
+void AtcConfig::validate(const std::string& at) const {
+  check::time(lookup_ns, at + ".lookup_ns");
+  check::time(invalidate_ns, at + ".invalidate_ns");
+  check::time(request_rtt_ns, at + ".request_rtt_ns");
+}
+
+DeviceAtc::DeviceAtc(const AtcConfig& cfg, StatsRegistry& stats, const std::string& p)
+    : cfg_(cfg), entries_(cfg.entries) {
+  if (!cfg.enabled()) return;
+  lookups_ = &stats.counter(p + ".lookups");
+  hits_ = &stats.counter(p + ".hits");
+  fills_ = &stats.counter(p + ".fills");
+  evictions_ = &stats.counter(p + ".evictions");
+  invalidations_ = &stats.counter(p + ".invalidations");
+  invalidated_ = &stats.counter(p + ".invalidated");
+}
+
+DeviceAtc::Entry* DeviceAtc::find(uint64_t addr) {
+  for (Entry& e : entries_)
+    if (e.covers(addr)) return &e;
+  return nullptr;
+}
+
+size_t DeviceAtc::size() const {
+  return static_cast<size_t>(std::count_if(entries_.begin(), entries_.end(), [](const Entry& e) { return e.valid; }));
+}
+
+std::optional<DeviceAtc::Hit> DeviceAtc::lookup(uint64_t addr, bool write) {
+  if (!cfg_.enabled()) return std::nullopt;
+  lookups_->add();
+  Entry* e = find(addr);
+  if (!e || (write && !e->write)) return std::nullopt;
+  hits_->add();
+  e->last_touch = ++clock_;
+  Hit h;
+  h.pa = e->pa + (addr - e->base);
+  h.bytes_left = e->end() - addr + 1;
+  if (h.bytes_left == 0) h.bytes_left = ~uint64_t{0};  // the whole 64-bit space
+  return h;
+}
+
+void DeviceAtc::used(uint64_t addr, Ps until) {
+  if (Entry* e = find(addr)) e->last_use_end = std::max(e->last_use_end, until);
+}
+
+void DeviceAtc::fill(const smmu::AtsExtension& c) {
+  if (!cfg_.enabled() || c.status != smmu::AtsExtension::Status::kSuccess || !c.read) return;
+  Entry* slot = find(c.untranslated_addr);  // a new answer replaces the old one
+  if (!slot) {
+    slot = &*std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+      return (a.valid ? a.last_touch + 1 : 0) < (b.valid ? b.last_touch + 1 : 0);
+    });
+    if (slot->valid) evictions_->add();
+  }
+  slot->valid = true;
+  slot->base = c.untranslated_addr;
+  slot->size_log2 = c.size_log2;
+  slot->pa = c.translated_addr;
+  slot->write = c.write;
+  slot->last_touch = ++clock_;
+  slot->last_use_end = 0;
+  fills_->add();
+}
+
+std::optional<Ps> DeviceAtc::atc_invalidate(const Invalidation& inv, Ps arrives) {
+  Ps done = arrives + ns_to_ps(cfg_.invalidate_ns);
+  if (!cfg_.enabled()) return done;
+  invalidations_->add();
+  const uint64_t first = inv.addr, last = inv.all() ? ~uint64_t{0} : inv.addr + inv.bytes() - 1;
+  for (Entry& e : entries_) {
+    if (!e.valid || e.end() < first || e.base > last) continue;
+    done = std::max(done, e.last_use_end);  // accesses through it complete first
+    e.valid = false;
+    invalidated_->add();
+  }
+  return done;
+}
+
+}  // namespace smmu_vp
