@@ -36,10 +36,16 @@ size_t DeviceAtc::size() const {
 std::optional<DeviceAtc::Hit> DeviceAtc::lookup(uint64_t addr, bool write) {
   if (!cfg_.enabled()) return std::nullopt;
   lookups_->add();
-  Entry* e = find(addr);
-  if (!e || (write && !e->write)) return std::nullopt;
+  std::optional<Hit> h = peek(addr, write);
+  if (!h) return h;
   hits_->add();
-  e->last_touch = ++clock_;
+  find(addr)->last_touch = ++clock_;
+  return h;
+}
+
+std::optional<DeviceAtc::Hit> DeviceAtc::peek(uint64_t addr, bool write) {
+  Entry* e = find(addr);
+  if (!e || !(write ? e->write : e->read)) return std::nullopt;
   Hit h;
   h.pa = e->pa + (addr - e->base);
   h.bytes_left = e->end() - addr + 1;
@@ -52,7 +58,7 @@ void DeviceAtc::used(uint64_t addr, Ps until) {
 }
 
 void DeviceAtc::fill(const smmu::AtsExtension& c) {
-  if (!cfg_.enabled() || c.status != smmu::AtsExtension::Status::kSuccess || !c.read) return;
+  if (!cfg_.enabled() || c.status != smmu::AtsExtension::Status::kSuccess || !(c.read || c.write)) return;
   Entry* slot = find(c.untranslated_addr);  // a new answer replaces the old one
   if (!slot) {
     slot = &*std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
@@ -64,6 +70,7 @@ void DeviceAtc::fill(const smmu::AtsExtension& c) {
   slot->base = c.untranslated_addr;
   slot->size_log2 = c.size_log2;
   slot->pa = c.translated_addr;
+  slot->read = c.read;
   slot->write = c.write;
   slot->last_touch = ++clock_;
   slot->last_use_end = 0;

@@ -46,13 +46,15 @@ class DeviceAtc : public smmu::AtsDevice {
     uint64_t bytes_left = 0;  // from it to the end of the entry's range
   };
   // The translation of `addr` for a read or a write: nothing on a miss, and
-  // nothing for a write to an entry without W (the endpoint then asks again
-  // or goes untranslated). Counts a lookup.
+  // nothing for an access the entry's R or W does not allow (the endpoint
+  // then asks again or goes untranslated). Counts a lookup.
   std::optional<Hit> lookup(uint64_t addr, bool write);
+  // The same without counting a lookup or touching LRU (right after a fill).
+  std::optional<Hit> peek(uint64_t addr, bool write);
   // An access through the translation of `addr` ends at `until`: an
   // invalidation that removes the entry completes no earlier.
   void used(uint64_t addr, Ps until);
-  // Keeps a Success completion with R = 1 (others are not cached).
+  // Keeps a Success completion with R or W (others are not cached).
   void fill(const smmu::AtsExtension& completion);
 
   // AtsDevice: removes the entries the invalidation covers; answers after
@@ -68,6 +70,7 @@ class DeviceAtc : public smmu::AtsDevice {
     uint64_t base = 0;  // untranslated, aligned to the size
     unsigned size_log2 = 0;
     uint64_t pa = 0;    // translated, aligned
+    bool read = false;
     bool write = false;
     uint64_t last_touch = 0;  // LRU clock
     Ps last_use_end = 0;

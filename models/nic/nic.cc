@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/ats_dma.h"
 #include "common/payload.h"
 #include "common/stream_id_extension.h"
 #include "common/tlm_time.h"
@@ -35,6 +36,7 @@ Nic::Nic(sc_core::sc_module_name name, const NicConfig& cfg, IrqSink* irq, Stats
       irq_(irq),
       trace_(trace),
       stats_(stats),
+      atc_(cfg.atc, stats, std::string(basename()) + ".atc"),
       rx_cache_(cfg.queues),
       tx_cache_(cfg.queues),
       rx_buf_(cfg.mtu + kEthHeader),
@@ -48,6 +50,7 @@ Nic::Nic(sc_core::sc_module_name name, const NicConfig& cfg, IrqSink* irq, Stats
       rx_dma_latency_(stats.histogram(std::string(basename()) + ".rx_dma_latency_ns", "ns", 1000.0)) {
   regs.register_b_transport(this, &Nic::b_transport);
   trans_.set_extension(new StreamIdExtension(cfg.stream_id, 0, false));  // owned by the payload
+  if (cfg.atc.enabled()) ats_dma_ = std::make_unique<AtsDma>(atc_, cfg.stream_id, send_through(mem));
   SC_THREAD(rx_thread);
   SC_THREAD(tx_thread);
   SC_THREAD(irq_thread);
@@ -81,7 +84,10 @@ void Nic::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
   }
 }
 
+Nic::~Nic() = default;
+
 Ps Nic::dma(bool is_write, uint64_t addr, void* data, unsigned len, Ps at, bool* ok) {
+  if (ats_dma_) return ats_dma_->access(trans_, is_write, addr, static_cast<uint8_t*>(data), len, at, ok);
   prepare_access(trans_, is_write, addr, data, len);
   const Ps now = now_ps();
   sc_core::sc_time delay = ps_to_sc(at > now ? at - now : 0);
@@ -421,6 +427,7 @@ void NicConfig::validate() const {
   check::at_least_one(tx_frames_ahead, "tx_frames_ahead");
   check::time(per_packet_ns, "per_packet_ns");
   check::time(reg_latency_ns, "reg_latency_ns");
+  atc.validate("atc");
 }
 
 }  // namespace smmu_vp

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include <systemc>
@@ -27,6 +28,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "common/device_atc.h"
 #include "common/invalid_config.h"
 #include "common/irq_sink.h"
 #include "common/stats.h"
@@ -36,6 +38,8 @@
 #include "nic/nic_traffic.h"
 
 namespace smmu_vp {
+
+class AtsDma;
 
 struct NicConfig {
   unsigned queues = 16;               // queue pairs
@@ -56,6 +60,7 @@ struct NicConfig {
   double reg_latency_ns = 100.0;      // register access
   uint32_t stream_id = 0;
   unsigned irq = 0;                   // queue q raises line irq + q
+  AtcConfig atc;                      // PCIe ATS with a device ATC (off: entries 0)
 
   // Throws InvalidConfig naming the first field the model cannot be built
   // with (the module's constructor calls it).
@@ -69,10 +74,13 @@ class Nic : public sc_core::sc_module {
 
   SC_HAS_PROCESS(Nic);
   Nic(sc_core::sc_module_name name, const NicConfig& cfg, IrqSink* irq, StatsRegistry& stats, TraceSink* trace);
+  ~Nic() override;
 
   static uint64_t register_block_size(unsigned queues) { return NicCore::register_block_size(queues); }
   uint64_t register_block_size() const { return NicCore::register_block_size(cfg_.queues); }
   NicCore& core() { return core_; }
+  // With ATS (cfg.atc): the ATC the SMMU sends CMD_ATC_INV to; else nullptr.
+  smmu::AtsDevice* ats_device() { return ats_dma_ ? &atc_ : nullptr; }
   const NicConfig& config() const { return cfg_; }
   // End-of-run figures (the statistics registers, achieved rates) into the stats registry.
   void finalize();
@@ -119,6 +127,8 @@ class Nic : public sc_core::sc_module {
   TraceSink* trace_;
   StatsRegistry& stats_;
   tlm::tlm_generic_payload trans_;  // carries the StreamID extension
+  DeviceAtc atc_;
+  std::unique_ptr<AtsDma> ats_dma_;  // null without ATS
   sc_core::sc_event rx_start_, tx_kick_, irq_kick_;
   // The same-time order (common/tlm_time.h) of the threads' timed waits and the events' timed notifications.
   TimeRank rx_rank_, tx_rank_, rx_start_rank_, tx_kick_rank_, irq_kick_rank_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/ats_dma.h"
 #include "common/payload.h"
 #include "common/stream_id_extension.h"
 #include "common/tlm_time.h"
@@ -36,6 +37,7 @@ Nvme::Nvme(sc_core::sc_module_name name, const NvmeConfig& cfg, IrqSink* irq, St
       irq_(irq),
       trace_(trace),
       stats_(stats),
+      atc_(cfg.atc, stats, std::string(basename()) + ".atc"),
       rung_(cfg.queues + 1),
       read_slots_(cfg.outstanding, 0),
       write_slots_(cfg.outstanding, 0),
@@ -46,6 +48,7 @@ Nvme::Nvme(sc_core::sc_module_name name, const NvmeConfig& cfg, IrqSink* irq, St
       latency_(stats.histogram(std::string(basename()) + ".command_latency_ns", "ns", 1000.0)) {
   regs.register_b_transport(this, &Nvme::b_transport);
   trans_.set_extension(new StreamIdExtension(cfg.stream_id, 0, false));  // owned by the payload
+  if (cfg.atc.enabled()) ats_dma_ = std::make_unique<AtsDma>(atc_, cfg.stream_id, send_through(mem));
   SC_THREAD(control_thread);
   SC_THREAD(submission_thread);
   SC_THREAD(io_thread);
@@ -91,7 +94,10 @@ void Nvme::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
   }
 }
 
+Nvme::~Nvme() = default;
+
 Ps Nvme::dma(bool is_write, uint64_t addr, void* data, unsigned len, Ps at, bool* ok) {
+  if (ats_dma_) return ats_dma_->access(trans_, is_write, addr, static_cast<uint8_t*>(data), len, at, ok);
   prepare_access(trans_, is_write, addr, data, len);
   const Ps now = now_ps();
   sc_core::sc_time delay = ps_to_sc(at > now ? at - now : 0);
@@ -484,6 +490,7 @@ void NvmeConfig::validate() const {
   check::require(burst_bytes >= 1 && burst_bytes <= 4096, "burst_bytes", "must be 1 to 4096 (a burst never crosses a 4 KiB page)");
   check::at_least_one(outstanding, "outstanding");
   check::at_least_one(sq_fetch_batch, "sq_fetch_batch");
+  atc.validate("atc");
 }
 
 }  // namespace smmu_vp

@@ -31,6 +31,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "common/device_atc.h"
 #include "common/invalid_config.h"
 #include "common/irq_sink.h"
 #include "common/stats.h"
@@ -39,6 +40,8 @@
 #include "nvme/nvme_core.h"
 
 namespace smmu_vp {
+
+class AtsDma;
 
 // Defaults: an Intel SSD DC P3700 2 TB (product specification 330566:
 // sequential read/write up to 2800/2000 MB/s, 4 KiB random read up to 460K
@@ -60,6 +63,7 @@ struct NvmeConfig {
   unsigned outstanding = 32;       // DMA transactions in flight
   uint32_t sq_fetch_batch = 8;     // SQ entries read at once
   uint32_t stream_id = 0;
+  AtcConfig atc;                      // PCIe ATS with a device ATC (off: entries 0)
   unsigned irq = 0;                // vector v's wired line is irq + v
 
   // Throws InvalidConfig naming the first field the model cannot be built
@@ -76,9 +80,12 @@ class Nvme : public sc_core::sc_module {
 
   SC_HAS_PROCESS(Nvme);
   Nvme(sc_core::sc_module_name name, const NvmeConfig& cfg, IrqSink* irq, StatsRegistry& stats, TraceSink* trace);
+  ~Nvme() override;
 
   static uint64_t register_block_size() { return NvmeCore::register_block_size(); }
   NvmeCore& core() { return core_; }
+  // With ATS (cfg.atc): the ATC the SMMU sends CMD_ATC_INV to; else nullptr.
+  smmu::AtsDevice* ats_device() { return ats_dma_ ? &atc_ : nullptr; }
   const NvmeConfig& config() const { return cfg_; }
   // End-of-run figures (counters, IOPS and bandwidth) into the stats registry.
   void finalize();
@@ -157,6 +164,8 @@ class Nvme : public sc_core::sc_module {
   TraceSink* trace_;
   StatsRegistry& stats_;
   tlm::tlm_generic_payload trans_;  // carries the StreamID extension
+  DeviceAtc atc_;
+  std::unique_ptr<AtsDma> ats_dma_;  // null without ATS
   sc_core::sc_event ctrl_kick_, sq_kick_, io_kick_, cq_kick_, drained_;
   // The same-time order (common/tlm_time.h) of the threads' timed waits and the events' timed notifications.
   TimeRank ctrl_rank_, io_rank_, cq_rank_, ctrl_kick_rank_, sq_kick_rank_, io_kick_rank_, cq_kick_rank_;

@@ -24,7 +24,7 @@ bool ats_completion(const TranslationRequest& req, const TranslationResult& r, u
   e.translated_addr = e.untranslated_addr = 0;
   e.size_log2 = 0;
   e.read = e.write = e.execute = false;
-  e.priv = req.access.privileged;
+  e.priv = req.access.privileged && req.ssv;  // 13.7.1: Priv = Exe = 0 without a PASID
   switch (r.kind) {
     case TranslationResult::Kind::kAbort:  // STE.Config = abort: UR, silently (5.2)
       return false;
@@ -45,20 +45,19 @@ bool ats_completion(const TranslationRequest& req, const TranslationResult& r, u
       e.status = AtsExtension::Status::kSuccess;
       e.size_log2 = oas_bits;
       e.read = e.write = true;
-      e.execute = e.exec;
-      return false;
+      return false;  // Exe and Priv 0 (13.6.4)
     case TranslationResult::Kind::kTranslated: {
-      // 13.7: read is implied by a Success; W and Exe follow the
-      // translation's permissions at the request's privilege.
+      // 13.7.1: R, W and Exe follow the translation's permissions at the
+      // request's privilege (a request without a PASID is unprivileged).
       const TlbPermissions& p = r.perms;
       const bool priv = req.access.privileged;
       e.status = AtsExtension::Status::kSuccess;
       e.size_log2 = r.size_log2;
       e.untranslated_addr = align_down(req.addr, r.size_log2);
       e.translated_addr = align_down(r.pa, r.size_log2);
-      e.read = true;
+      e.read = priv ? p.read : p.user && p.read;
       e.write = priv ? p.write : p.user && p.write;
-      e.execute = e.exec && (priv ? p.exec_priv : p.exec_unpriv);
+      e.execute = e.exec && req.ssv && (priv ? p.exec_priv : p.exec_unpriv);
       return false;
     }
   }

@@ -5,6 +5,22 @@ namespace smmu_vp::smmu {
 // IHI 0070 7.3: record layout.
 std::array<uint64_t, 4> EventRecord::encode() const {
   std::array<uint64_t, 4> w{};
+  // 7.3.6 F_BAD_ATS_TREQ and 7.3.8 F_TRANSL_FORBIDDEN define only the
+  // stream, the address and (F_TRANSL_FORBIDDEN) RnW; the rest of their
+  // dword 1 is RES0 here (F_BAD_ATS_TREQ's requested R/W/X/Priv and Span are
+  // not written).
+  if (id == EventId::kBadAtsTreq || id == EventId::kTranslForbidden) {
+    set_bits(w, 7, 0, static_cast<uint8_t>(id));
+    if (id == EventId::kBadAtsTreq) {
+      set_bits(w, 11, 11, ssv);
+      set_bits(w, 31, 12, ssid);
+    } else {
+      set_bits(w, 99, 99, rnw);
+    }
+    set_bits(w, 63, 32, sid);
+    w[2] = input_addr;
+    return w;
+  }
   set_bits(w, 7, 0, static_cast<uint8_t>(id));
   set_bits(w, 11, 11, ssv);
   set_bits(w, 31, 12, ssid);

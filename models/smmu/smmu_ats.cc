@@ -48,8 +48,7 @@ void SmmuImpl::ats_transport(int port, tlm::tlm_generic_payload& trans, AtsExten
   req.port = static_cast<unsigned>(port);
   req.sid = sid->stream_id;
   req.addr = trans.get_address();
-  req.access.write = trans.is_write();
-  req.access.privileged = sid->privileged;
+  req.access.write = trans.is_write();  // PnU = InD = SSV = 0 (3.9.1.3)
   req.at = t;
   // IHI 0070 3.9.1.3: with SMMUEN = 0 a translated transaction is
   // terminated with F_TRANSL_FORBIDDEN, whatever GBPA says.
@@ -62,17 +61,17 @@ void SmmuImpl::ats_transport(int port, tlm::tlm_generic_payload& trans, AtsExten
     record_event(e, t);
     return abort(t);
   }
-  // 3.9.1.1: an address beyond the output address size is terminated (the
-  // model's IMPLEMENTATION DEFINED choice), without an event.
-  const unsigned len = trans.get_data_length();
-  const unsigned oas = cfg_.features.oas_bits;
-  if (len == 0 || ((req.addr + len - 1) >> oas) != 0) return abort(t);
   if (regfile_.atschk()) {
     const TranslationResult r = translator_->check_translated(stream_table(), req);
     t = r.done;
     if (r.kind == TranslationResult::Kind::kFault && r.record) record_event(r.event, t);
     if (!r.ok()) return abort(t);
   }
+  // 3.9.1.1: an address beyond the output address size is terminated (the
+  // model's IMPLEMENTATION DEFINED choice), without an event.
+  const unsigned len = trans.get_data_length();
+  const unsigned oas = cfg_.features.oas_bits;
+  if (len == 0 || ((req.addr + len - 1) >> oas) != 0) return abort(t);
   ats_stats_->translated.add();
   bool ok;
   t = forward(trans, req.addr, 0, len, t, &ok);
@@ -93,7 +92,8 @@ Ps SmmuImpl::translation_request(int port, tlm::tlm_generic_payload& trans, AtsE
     req.sid = sid->stream_id;
     req.ssv = sid->substream_valid;
     req.ssid = sid->substream_id;
-    req.access.privileged = sid->privileged;
+    // 13.7: without a PASID the request is unprivileged data.
+    req.access.privileged = sid->substream_valid && sid->privileged;
   }
   TranslationResult r;
   r.kind = TranslationResult::Kind::kAbort;  // UR, no event
@@ -136,9 +136,11 @@ CommandQueueConsumer::Hooks::AtcOutcome SmmuImpl::atc_invalidate(const Command& 
   if (!regfile_.smmuen() || it == ats_devices_.end()) return o;
   AtsDevice::Invalidation inv;
   inv.sid = cmd.sid;
-  inv.ssv = cmd.ssv;
-  inv.ssid = cmd.ssid;
-  inv.global = cmd.global;
+  // 4.5.1: SSV without SubstreamIDs behaves as 0 (one permitted choice);
+  // Global is IGNORED when SSV is 0.
+  inv.ssv = cmd.ssv && cfg_.features.ssidsize > 0;
+  inv.ssid = inv.ssv ? cmd.ssid : 0;
+  inv.global = inv.ssv && cmd.global;
   inv.size = cmd.size;
   // The span is naturally aligned: address bits below it are taken as 0.
   inv.addr = inv.all() ? 0 : cmd.addr & ~(inv.bytes() - 1);

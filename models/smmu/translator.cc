@@ -318,6 +318,14 @@ bool Translator::stream_ste(const StreamTableConfig& st, const TranslationReques
 bool Translator::stream_config(const StreamTableConfig& st, const TranslationRequest& req, Ps* t, StreamConfig* sc,
                                TranslationResult* fault) {
   if (!stream_ste(st, req, t, sc, fault)) return false;
+  // IHI 0070 3.9.1.2, 7.3.6: a Translation Request for a stream that
+  // bypasses, or whose STE does not enable ATS, is UR with F_BAD_ATS_TREQ,
+  // decided by the STE alone (before any CD is fetched).
+  if (req.ats && sc->ste->config != ste::kAbort &&
+      (sc->ste->config == ste::kBypass || sc->ste->eats != ste::kEatsFull)) {
+    *fault = fault_result(req, EventId::kBadAtsTreq, *t);
+    return false;
+  }
   sc->stage1_bypass = !sc->ste->stage1();
   if (!sc->ste->stage1()) return true;
 
@@ -399,6 +407,15 @@ TranslationResult Translator::translate_ats(const StreamTableConfig& st, Transla
   const Ps dti = tbus_.empty() ? 0 : dti_latency_ps_;
   req.at += dti;
   TranslationResult r = serve(st, req, false, nullptr);
+  // 13.7.1: W is granted on its own; a translation that refuses reads may
+  // still allow writes (a stage-2 write-only page), so ask again for write.
+  if (r.kind == TranslationResult::Kind::kFault && r.event.id == EventId::kPermission) {
+    TranslationRequest w = req;
+    w.access.write = true;
+    w.at = r.done;
+    const TranslationResult rw = serve(st, w, false, nullptr);
+    if (rw.kind == TranslationResult::Kind::kTranslated) r = rw;
+  }
   r.done += dti;
   note_done(arrival, r.done);  // a CMD_SYNC waits for it as for any translation
   return r;
@@ -542,13 +559,6 @@ TranslationResult Translator::serve(const StreamTableConfig& st, const Translati
   if (sc.ste->config == ste::kAbort) {
     r.kind = TranslationResult::Kind::kAbort;
     r.done = t;
-    finish(r);
-    return r;
-  }
-  // IHI 0070 3.9.1.2: a Translation Request for a stream that bypasses, or
-  // whose STE does not enable ATS, is answered UR with F_BAD_ATS_TREQ.
-  if (req.ats && (sc.ste->config == ste::kBypass || sc.ste->eats != ste::kEatsFull)) {
-    r = fault_result(req, EventId::kBadAtsTreq, t);
     finish(r);
     return r;
   }

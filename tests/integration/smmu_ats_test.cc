@@ -41,7 +41,7 @@ constexpr uint64_t kPages = kMem + 0x20000;
 constexpr uint64_t kIova = 0x4000'0000;  // RW page, then a read-only one, then nothing
 
 // StreamIDs, one per STE kind.
-enum : uint32_t { kAts = 1, kNoAts = 2, kBypass = 3, kAbort = 4, kInvalid = 5, kDssBypass = 6 };
+enum : uint32_t { kAts = 1, kNoAts = 2, kBypass = 3, kAbort = 4, kInvalid = 5, kDssBypass = 6, kNoAtsBadCd = 7 };
 
 struct Memory : sc_core::sc_module {
   tlm_utils::simple_target_socket<Memory> socket{"socket"};
@@ -125,8 +125,11 @@ class SmmuAts : public ::testing::Test {
     // nG, AF, inner shareable, AP[1] (EL0 access); AP[2] read-only on the second.
     const uint64_t attrs = 3 | (1u << 11) | (1u << 10) | (3u << 8) | (1u << 6);
     const uint64_t rw = kPages | attrs, ro = (kPages + 0x1000) | attrs | (1u << 7);
+    // Privileged only (no AP[1]), at kIova + 12K.
+    const uint64_t priv = (kPages + 0x3000) | (attrs & ~uint64_t{1u << 6});
     mem_.poke(kTables + 3 * 0x1000 + 8 * ((kIova >> 12) & 511), &rw, 8);
     mem_.poke(kTables + 3 * 0x1000 + 8 * (((kIova >> 12) + 1) & 511), &ro, 8);
+    mem_.poke(kTables + 3 * 0x1000 + 8 * (((kIova >> 12) + 3) & 511), &priv, 8);
 
     DecodedCd cd;
     cd.t0sz = 16;
@@ -161,6 +164,9 @@ class SmmuAts : public ::testing::Test {
     dss.s1_cdmax = 1;
     dss.s1dss = ste::kBypassDss;
     put(kDssBypass, dss);
+    DecodedSte bad_cd = s1;
+    bad_cd.s1_context_ptr = kCd + 0x400;  // zeroes: CD.V = 0
+    put(kNoAtsBadCd, bad_cd);
   }
 
   void bring_up(uint32_t extra_cr0 = 0) {
@@ -183,13 +189,14 @@ class SmmuAts : public ::testing::Test {
     sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
   }
 
-  AtsExtension request(uint32_t sid, uint64_t addr, bool ssv = false) {
+  AtsExtension request(uint32_t sid, uint64_t addr, bool ssv = false, bool privileged = false) {
     tlm::tlm_generic_payload t;
     t.set_command(tlm::TLM_IGNORE_COMMAND);
     t.set_address(addr);
     t.set_data_ptr(nullptr);
     t.set_data_length(0);
     StreamIdExtension id(sid, 0, ssv);
+    id.privileged = privileged;
     AtsExtension ats(AtsExtension::Kind::kTranslationRequest);
     t.set_extension(&id);
     t.set_extension(&ats);
@@ -296,6 +303,28 @@ TEST_F(SmmuAts, Ats3912_NoAtsOrBypassIsUnsupportedWithBadAtsTreq) {
   EXPECT_EQ(event(1).sid, kBypass);
 }
 
+// 7.3.6, 3.9.1.2: EATS is a property of the STE: a stream without ATS is
+// refused before its CD is looked at, even when the CD is bad.
+TEST_F(SmmuAts, Ats736_EatsIsCheckedBeforeTheCd) {
+  bring_up();
+  EXPECT_EQ(request(kNoAtsBadCd, kIova).status, Status::kUnsupportedRequest);
+  ASSERT_EQ(events(), 1u);
+  EXPECT_EQ(event(0).id, EventId::kBadAtsTreq);
+}
+
+// 13.7, 13.7.1: a request without a PASID is unprivileged data, whatever
+// the stream's privilege: a privileged-only page gives nothing, and Priv
+// and Exe are 0 in the completion.
+TEST_F(SmmuAts, Ats1371_WithoutPasidTheRequestIsUnprivileged) {
+  bring_up();
+  const AtsExtension a = request(kAts, kIova + 0x3000, false, true);
+  EXPECT_EQ(a.status, Status::kSuccess);
+  EXPECT_FALSE(a.read);
+  EXPECT_FALSE(a.write);
+  EXPECT_FALSE(a.priv);
+  EXPECT_TRUE(request(kAts, kIova, false, true).write);
+}
+
 // 5.2 (Config abort): UR, silently.
 TEST_F(SmmuAts, Ats3912_AbortSteIsUnsupportedWithoutEvent) {
   bring_up();
@@ -363,8 +392,16 @@ TEST_F(SmmuAts, Ats3913_AtsChkChecksTheSte) {
   ASSERT_EQ(events(), 2u);
   EXPECT_EQ(event(0).id, EventId::kTranslForbidden);
   EXPECT_EQ(event(0).sid, kNoAts);
+  EXPECT_EQ(event(0).input_addr, kPages + 24);
   EXPECT_FALSE(event(0).rnw);
   EXPECT_EQ(event(1).sid, kBypass);
+  // 7.3.8: only RnW is defined in dword 1 (here 0, a write): CLASS, PnU and
+  // the rest are RES0.
+  EXPECT_EQ(mem_.peek64(kEvtq + 8), 0u);
+  // 3.9.1: the address check comes after the STE's: beyond the OAS on a
+  // stream the STE refuses is F_TRANSL_FORBIDDEN too.
+  EXPECT_EQ(translated_write(kNoAts, uint64_t{1} << 48, 1), tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_EQ(events(), 3u);
 }
 
 // 4.5.1, 3.9.1.4: the invalidation reaches the endpoint behind its

@@ -1,0 +1,70 @@
+#include "common/ats_dma.h"
+
+#include <algorithm>
+
+#include "common/payload.h"
+#include "common/stream_id_extension.h"
+
+namespace smmu_vp {
+
+namespace {
+constexpr uint64_t kStu = 4096;  // what an access without a translation covers at most
+}  // namespace
+
+AtsDma::AtsDma(DeviceAtc& atc, uint32_t stream_id, Send send) : atc_(atc), send_(std::move(send)) {
+  request_.set_extension(new StreamIdExtension(stream_id, 0, false));  // owned by the payload
+  request_ext_ = new smmu::AtsExtension(smmu::AtsExtension::Kind::kTranslationRequest);
+  request_.set_extension(request_ext_);
+}
+
+Ps AtsDma::request(uint64_t addr, Ps at) {
+  request_.set_command(tlm::TLM_IGNORE_COMMAND);
+  request_.set_address(addr);
+  request_.set_data_ptr(nullptr);
+  request_.set_data_length(0);
+  request_.set_streaming_width(0);
+  request_.set_byte_enable_ptr(nullptr);
+  request_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  const Ps answered = send_(request_, at);
+  if (request_.is_response_ok()) atc_.fill(*request_ext_);
+  return answered + ns_to_ps(atc_.config().request_rtt_ns);
+}
+
+Ps AtsDma::access(tlm::tlm_generic_payload& trans, bool is_write, uint64_t addr, uint8_t* data, unsigned len, Ps at,
+                  bool* ok) {
+  *ok = true;
+  Ps t = at, last = at;
+  const Ps lookup = ns_to_ps(atc_.config().lookup_ns);
+  for (unsigned off = 0; off < len;) {
+    const uint64_t a = addr + off;
+    t += lookup;
+    std::optional<DeviceAtc::Hit> hit = atc_.lookup(a, is_write);
+    if (!hit) {
+      t = request(a, t);
+      hit = atc_.peek(a, is_write);
+    }
+    unsigned chunk;
+    Ps done;
+    if (hit) {
+      chunk = static_cast<unsigned>(std::min<uint64_t>(len - off, hit->bytes_left));
+      prepare_access(trans, is_write, hit->pa, data + off, chunk);
+      trans.set_extension(&translated_);
+      done = send_(trans, t);
+      trans.clear_extension(&translated_);
+      atc_.used(a, done);
+    } else {
+      chunk = static_cast<unsigned>(std::min<uint64_t>(len - off, kStu - (a & (kStu - 1))));
+      prepare_access(trans, is_write, a, data + off, chunk);
+      done = send_(trans, t);
+    }
+    last = std::max(last, done);
+    if (!trans.is_response_ok()) {
+      *ok = false;
+      return last;
+    }
+    off += chunk;
+  }
+  return last;
+}
+
+}  // namespace smmu_vp

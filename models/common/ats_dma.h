@@ -1,0 +1,58 @@
+// The DMA of a PCIe endpoint that uses ATS (PCIe 6.0 10.2; IHI 0070 3.9.1):
+// each access looks up the endpoint's ATC; on a miss the endpoint sends a
+// Translation Request to the SMMU and waits for the completion; an access
+// with a translation goes out translated (split where a translation ends),
+// one without goes out untranslated, for the SMMU to translate (or fault) as
+// usual. The device model keeps its own payload (with its StreamID) and its
+// way of sending it; this is what the NIC and NVMe models share.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include <tlm>
+
+#include "common/device_atc.h"
+#include "common/sim_time.h"
+#include "common/tlm_time.h"
+#include "smmu/ats.h"
+
+namespace smmu_vp {
+
+class AtsDma {
+ public:
+  // Sends `p` issued at `at` and returns when it completed.
+  using Send = std::function<Ps(tlm::tlm_generic_payload& p, Ps at)>;
+  AtsDma(DeviceAtc& atc, uint32_t stream_id, Send send);
+
+  // One access of `len` bytes at the untranslated `addr`, issued at `at`
+  // through `trans` (the device's payload, its extensions kept). Returns
+  // when the last part completed; *ok is false when a part was refused.
+  Ps access(tlm::tlm_generic_payload& trans, bool is_write, uint64_t addr, uint8_t* data, unsigned len, Ps at,
+            bool* ok);
+
+ private:
+  // A Translation Request for `addr` at `at`: fills the ATC; returns when
+  // the completion is back at the endpoint.
+  Ps request(uint64_t addr, Ps at);
+
+  DeviceAtc& atc_;
+  Send send_;
+  tlm::tlm_generic_payload request_;  // carries its own StreamID and ATS extensions
+  smmu::AtsExtension* request_ext_;
+  smmu::AtsExtension translated_{smmu::AtsExtension::Kind::kTranslated};
+};
+
+// A Send through an initiator socket's blocking transport, `at` being a
+// time not before the caller's current simulation time.
+template <class Socket>
+AtsDma::Send send_through(Socket& socket) {
+  return [&socket](tlm::tlm_generic_payload& p, Ps at) {
+    const Ps now = now_ps();
+    sc_core::sc_time delay = ps_to_sc(at > now ? at - now : 0);
+    socket->b_transport(p, delay);
+    return now + sc_to_ps(delay);
+  };
+}
+
+}  // namespace smmu_vp
