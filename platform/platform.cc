@@ -99,6 +99,8 @@ Platform::Platform(const config::RunConfig& cfg, TraceSink* trace, std::shared_p
     // is its place among that SMMU's devices, as the TBU map expects).
     if (!smmus_.empty()) dev->mem().bind(smmus_[cfg_.device_smmu[i]]->upstream);
     else dev->mem().bind(router_->upstream);
+    if (smmu::AtsDevice* atc = dev->ats_device(); atc && !smmus_.empty())
+      smmus_[cfg_.device_smmu[i]]->attach_ats_device(d.stream_id, atc);
     devices_.push_back(std::move(dev));
   }
 

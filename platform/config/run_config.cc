@@ -150,6 +150,19 @@ void check_stream_ids(const RunConfig& rc) {
   }
 }
 
+// A device that uses ATS (atc.entries > 0) needs an SMMU that has it.
+void check_ats(const RunConfig& rc) {
+  for (size_t i = 0; i < rc.devices.size(); ++i) {
+    const DeviceConfig& d = rc.devices[i];
+    if (!d.params.contains("atc") || d.params["atc"].value("entries", 0) == 0) continue;
+    const std::string path = "/platform/devices/" + d.name + "/atc/entries";
+    if (!rc.has_smmu) throw ConfigError(path, "a device using ATS needs an SMMU (the platform has none)");
+    const unsigned smmu = rc.device_smmu[i];
+    if (!rc.smmu_config(smmu).features.ats)
+      throw ConfigError(path, "ATS needs the SMMU to have it: set " + smmu_path(smmu) + "/features/ats to true");
+  }
+}
+
 // No two interrupt sources may share a wired line: a handler would take the
 // other's interrupts for its own.
 void check_interrupt_lines(const RunConfig& rc) {
@@ -386,6 +399,7 @@ void read_devices(RunConfig& rc, const std::string& base_dir) {
   check_interrupt_lines(rc);
   resolve_device_smmus(rc);
   check_stream_ids(rc);
+  check_ats(rc);
   if (rc.has_smmu) resolve_tbus(rc);
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/params.h"
+#include "devices/atc_params.h"
 #include "util/human.h"
 
 namespace smmu_vp {
@@ -30,6 +31,7 @@ const config::ParamTable<NicConfig>& nic_params() {
     p.add("per_packet_ns", &C::per_packet_ns, 0, 1e6, "ns", "Engine time per frame (parsing, RSS hash, descriptor logic), in each direction.");
     p.add("pcie_gbps", &C::pcie_gbps, 0.001, 10000, "Gbit/s", "Host link bandwidth in each direction (PCIe Gen4 x16 carries about 252 Gbit/s of payload).");
     p.add("reg_latency_ns", &C::reg_latency_ns, 0, 1e6, "ns", "Register access latency (a PCIe round trip for reads).");
+    p.group("atc", &C::atc, atc_params(), kAtcHelp);
     return p;
   }();
   return t;

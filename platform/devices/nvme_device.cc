@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/params.h"
+#include "devices/atc_params.h"
 #include "util/human.h"
 
 namespace smmu_vp {
@@ -28,6 +29,7 @@ const config::ParamTable<NvmeConfig>& nvme_params() {
     p.add("burst_bytes", &C::burst_bytes, 64, 4096, "bytes", "Largest data DMA transaction; a burst never crosses a 4 KiB page.");
     p.add("outstanding", &C::outstanding, 1, 1024, "transactions", "DMA reads in flight (queue entries, PRP lists, Write data), and as many data writes (Read data, Identify).");
     p.add("sq_fetch_batch", &C::sq_fetch_batch, 1, 64, "entries", "Submission queue entries read by one fetch (never across the queue's end).");
+    p.group("atc", &C::atc, atc_params(), kAtcHelp);
     return p;
   }();
   return t;

@@ -15,6 +15,7 @@
 #include "common/stats.h"
 #include "common/trace.h"
 #include "config/device_type.h"
+#include "smmu/ats.h"
 
 namespace smmu_vp {
 
@@ -28,6 +29,8 @@ class PlatformDevice {
   virtual void finalize() {}
   // An app's measurement window, for a device that sums its use inside it.
   virtual void set_window(Ps /*start*/, Ps /*end*/) {}
+  // A PCIe device using ATS: its ATC, which its SMMU sends CMD_ATC_INV to.
+  virtual smmu::AtsDevice* ats_device() { return nullptr; }
 };
 
 // Whether a device module sums its use over a measurement window.
@@ -35,6 +38,12 @@ template <class M, class = void>
 constexpr bool kHasWindow = false;
 template <class M>
 constexpr bool kHasWindow<M, std::void_t<decltype(std::declval<M&>().set_window(Ps{}, Ps{}))>> = true;
+
+// Whether a device module can use ATS (has an ATC).
+template <class M, class = void>
+constexpr bool kHasAts = false;
+template <class M>
+constexpr bool kHasAts<M, std::void_t<decltype(std::declval<M&>().ats_device())>> = true;
 
 // The usual PlatformDevice: a SystemC module with sockets `regs` and `mem`
 // and a finalize(), built from its arguments.
@@ -48,6 +57,10 @@ class ModuleDevice : public PlatformDevice {
   void finalize() override { module_.finalize(); }
   void set_window(Ps start, Ps end) override {
     if constexpr (kHasWindow<Module>) module_.set_window(start, end);
+  }
+  smmu::AtsDevice* ats_device() override {
+    if constexpr (kHasAts<Module>) return module_.ats_device();
+    return nullptr;
   }
 
  private:

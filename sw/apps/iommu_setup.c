@@ -81,9 +81,24 @@ int iommu_setup_attach(struct app_dma *d, const char *app, uint32_t sid, uint16_
   return iommu_setup_attach_on(d, app, 0, sid, asid, bounce);
 }
 
+/* A device with an ATC gets ATS in its translated domain (Linux enables it
+ * whenever the SMMU and the endpoint both support it). */
+static int enable_ats(struct app_dma *d, const char *app, const struct hal_device_info *dev) {
+  if (!dev->ats || !d->translated) return 0;
+  bool failed;
+  struct smmu_device *s = iommu_setup_smmu_at(app, dev->smmu, &failed);
+  if (!s || iommu_enable_ats(d->dev.domain, s, dev->stream_id) != 0) {
+    hal_log(HAL_LOG_ERROR, "%s: %s: cannot enable ATS for stream %u", app, dev->name, dev->stream_id);
+    return -1;
+  }
+  hal_log(HAL_LOG_INFO, "%s: %s: ATS enabled (STE.EATS), its ATC is invalidated after each unmap", app, dev->name);
+  return 0;
+}
+
 int iommu_setup_attach_device(struct app_dma *d, const char *app, const struct hal_device_info *dev, uint16_t asid,
                               struct swiotlb_mem *bounce) {
-  return iommu_setup_attach_on(d, app, dev->smmu, dev->stream_id, asid, bounce);
+  if (iommu_setup_attach_on(d, app, dev->smmu, dev->stream_id, asid, bounce) != 0) return -1;
+  return enable_ats(d, app, dev);
 }
 
 int iommu_setup_attach_on(struct app_dma *d, const char *app, unsigned smmu, uint32_t sid, uint16_t asid,
@@ -135,7 +150,7 @@ int iommu_setup_attach_shared(struct app_dma *d, const char *app, struct app_dma
     return -1;
   }
   d->translated = true;
-  return 0;
+  return enable_ats(d, app, dev);
 }
 
 void iommu_setup_smmu_totals(uint64_t *commands, uint64_t *syncs, uint64_t *syncs_elided) {

@@ -224,6 +224,7 @@ struct hal_device_info {
   uint32_t stream_id;
   uint32_t irq;      /* wired interrupt line */
   uint32_t smmu;     /* the SMMU instance its master port sits behind (hal_smmu_get); 0 without one */
+  uint32_t ats;      /* 1: a PCIe endpoint with an ATC that uses ATS once its STE allows it (atc.entries > 0) */
 };
 struct hal_region hal_dram(void);
 /* The SMMU's register block; size 0 when the platform has no SMMU. With

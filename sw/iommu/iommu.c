@@ -95,9 +95,50 @@ static int inv_on(struct iommu_domain *dom, struct smmu_device *s, const struct 
   return -1;
 }
 
+/* ---- ATS: the streams whose endpoints cache translations (iommu_enable_ats).
+ * Kept apart from struct iommu_domain, whose layout the simulated caches see:
+ * runs without ATS look at nothing but the count. */
+static struct ats_stream {
+  const struct iommu_domain *dom;
+  struct smmu_device *smmu;
+  uint32_t sid;
+} ats_streams[IOMMU_MAX_ATS_STREAMS];
+static unsigned n_ats_streams;
+
+/* After the TLBIs' SYNC (Linux's arm_smmu_atc_inv_domain): a CMD_ATC_INV to
+ * each ATS endpoint of the domain over the range (size 0: everything), then
+ * a CMD_SYNC on each SMMU that got one. */
+static int atc_invalidate(const struct iommu_domain *dom, uint64_t iova, uint64_t size) {
+  int err = 0;
+  struct smmu_device *synced[IOMMU_DOMAIN_MAX_SMMUS];
+  unsigned n_synced = 0;
+  for (unsigned i = 0; i < n_ats_streams; i++) {
+    const struct ats_stream *a = &ats_streams[i];
+    if (a->dom != dom) continue;
+    err |= smmu_atc_inv(a->smmu, a->sid, iova, size, false);
+    bool seen = false;
+    for (unsigned j = 0; j < n_synced; j++) seen = seen || synced[j] == a->smmu;
+    if (!seen && n_synced < IOMMU_DOMAIN_MAX_SMMUS) synced[n_synced++] = a->smmu;
+  }
+  for (unsigned j = 0; j < n_synced; j++) err |= smmu_sync(synced[j]);
+  return err;
+}
+
+static int atc_invalidate_for(const struct iommu_domain *dom, const struct inv *r) {
+  if (n_ats_streams == 0) return 0;
+  switch (r->kind) {
+    case INV_CONTEXT: return atc_invalidate(dom, 0, 0);
+    case INV_LEAVES:
+    case INV_WALK: return r->size ? atc_invalidate(dom, r->iova, r->size) : 0;
+    case INV_SYNC: return 0;
+  }
+  return 0;
+}
+
 /* On every SMMU of the domain, by the fan-out policy: one after another, each
  * waited for (Linux); or the commands to all of them first, then each one's
- * CMD_SYNC, so that the SMMUs work on them at once. */
+ * CMD_SYNC, so that the SMMUs work on them at once. Then the ATS endpoints'
+ * ATCs. */
 static void invalidate(struct iommu_domain *dom, const struct inv *r) {
   int err = 0;
   if (dom->n_smmus <= 1 || dom->policy.fanout == IOMMU_FANOUT_SERIAL) {
@@ -106,6 +147,7 @@ static void invalidate(struct iommu_domain *dom, const struct inv *r) {
     for (unsigned i = 0; i < dom->n_smmus; i++) err |= inv_on(dom, dom->smmus[i], r, false);
     for (unsigned i = 0; i < dom->n_smmus; i++) err |= smmu_sync(dom->smmus[i]);
   }
+  err |= atc_invalidate_for(dom, r);
   count_tlbi_result(dom, err);
 }
 
@@ -256,12 +298,31 @@ int iommu_attach_device_on(struct iommu_domain *dom, struct smmu_device *smmu, u
   return 0;
 }
 
+int iommu_enable_ats(struct iommu_domain *dom, struct smmu_device *smmu, uint32_t sid) {
+  if (!dom || !smmu || !smmu->feat.ats) return -IOMMU_EINVAL;
+  if (n_ats_streams == IOMMU_MAX_ATS_STREAMS) return -IOMMU_ENOMEM;
+  if (smmu_attach_s1_cfg_ats(smmu, sid, dom->asid, &dom->s1)) return -IOMMU_EIO;
+  ats_streams[n_ats_streams++] = (struct ats_stream){dom, smmu, sid};
+  return 0;
+}
+
+/* Linux's arm_smmu_disable_ats: the endpoint forgets every translation of
+ * the stream before it stops using ATS. */
+static int forget_ats_stream(struct smmu_device *smmu, uint32_t sid) {
+  for (unsigned i = 0; i < n_ats_streams; i++) {
+    if (ats_streams[i].smmu != smmu || ats_streams[i].sid != sid) continue;
+    ats_streams[i] = ats_streams[--n_ats_streams];
+    return smmu_atc_inv(smmu, sid, 0, 0, true);
+  }
+  return 0;
+}
+
 int iommu_detach_device(struct iommu_domain *dom, uint32_t sid) { return iommu_detach_device_on(dom, dom->smmu, sid); }
 
 int iommu_detach_device_on(struct iommu_domain *dom, struct smmu_device *smmu, uint32_t sid) {
   const uint64_t traced = hal_dma_trace_begin();
   charge_indirect(dom, 1);
-  if (!smmu || smmu_detach(smmu, sid)) return -IOMMU_EIO;
+  if (!smmu || forget_ats_stream(smmu, sid) || smmu_detach(smmu, sid)) return -IOMMU_EIO;
   trace_domain(traced, HAL_DMA_TRACE_DETACH, dom, sid);
   return 0;
 }

@@ -161,6 +161,14 @@ int iommu_attach_device(struct iommu_domain *dom, uint32_t sid);
  * then gets the domain's invalidations too. 0, -IOMMU_EIO, or -IOMMU_ENOMEM
  * beyond IOMMU_DOMAIN_MAX_SMMUS instances. */
 int iommu_attach_device_on(struct iommu_domain *dom, struct smmu_device *smmu, uint32_t sid);
+/* Lets the endpoint of attached stream `sid` behind `smmu` use ATS (Linux's
+ * arm_smmu_enable_ats): its STE is written again with EATS = 0b01, and from
+ * then on every invalidation of the domain is followed by a CMD_ATC_INV to
+ * it and a CMD_SYNC (IHI 0070 3.9.1.4: after the TLBIs' SYNC). 0,
+ * -IOMMU_EINVAL without IDR0.ATS, -IOMMU_ENOMEM beyond IOMMU_MAX_ATS_STREAMS
+ * streams in all, or -IOMMU_EIO. */
+#define IOMMU_MAX_ATS_STREAMS 64
+int iommu_enable_ats(struct iommu_domain *dom, struct smmu_device *smmu, uint32_t sid);
 /* The stream aborts from now on. */
 int iommu_detach_device(struct iommu_domain *dom, uint32_t sid);
 int iommu_detach_device_on(struct iommu_domain *dom, struct smmu_device *smmu, uint32_t sid);

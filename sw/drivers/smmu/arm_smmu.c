@@ -25,6 +25,7 @@ int smmu_probe(struct smmu_device *dev, phys_addr_t base) {
   f->hyp = (idr0 & SMMU_IDR0_HYP) != 0;
   f->two_level_strtab = ((idr0 >> SMMU_IDR0_ST_LEVEL_SHIFT) & SMMU_IDR0_ST_LEVEL_MASK) == 1u;
   f->cd2l = (idr0 & SMMU_IDR0_CD2L) != 0;
+  f->ats = (idr0 & SMMU_IDR0_ATS) != 0;
   f->ril = (idr3 & SMMU_IDR3_RIL) != 0;
   f->sidsize = idr1 & SMMU_IDR1_SIDSIZE_MASK;
   f->ssidsize = (idr1 >> SMMU_IDR1_SSIDSIZE_SHIFT) & SMMU_IDR1_SSIDSIZE_MASK;

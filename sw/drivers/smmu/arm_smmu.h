@@ -45,7 +45,7 @@ struct smmu_queue {
 };
 
 struct smmu_features {
-  bool s1, s2, msi, sev, ril, hyp, two_level_strtab, cd2l, ecmdq;
+  bool s1, s2, msi, sev, ril, hyp, two_level_strtab, cd2l, ecmdq, ats;
   unsigned sidsize, ssidsize, cmdq_log2, evtq_log2, oas_bits;
   unsigned n_ecmdq; /* ECMDQ interfaces (IDR6), 0 without ECMDQ */
 };
@@ -188,6 +188,9 @@ struct smmu_s1_cfg {
 int smmu_attach_s1(struct smmu_device *dev, uint32_t sid, uint16_t asid, phys_addr_t ttb);
 /* The same with every CD field the tables need taken from `cfg`. */
 int smmu_attach_s1_cfg(struct smmu_device *dev, uint32_t sid, uint16_t asid, const struct smmu_s1_cfg *cfg);
+/* The same with STE.EATS = 0b01: the stream's endpoint may use ATS (Linux's
+ * arm_smmu_enable_ats; the SMMU must have IDR0.ATS). */
+int smmu_attach_s1_cfg_ats(struct smmu_device *dev, uint32_t sid, uint16_t asid, const struct smmu_s1_cfg *cfg);
 int smmu_attach_bypass(struct smmu_device *dev, uint32_t sid);
 int smmu_attach_abort(struct smmu_device *dev, uint32_t sid);
 int smmu_detach(struct smmu_device *dev, uint32_t sid);
@@ -225,6 +228,12 @@ int smmu_tlbi_va_each_nosync(struct smmu_device *dev, uint16_t asid, uint64_t io
                              bool leaf, uint64_t *tlbis);
 /* A CMD_SYNC alone, waited for by the policy in force. */
 int smmu_sync(struct smmu_device *dev);
+/* CMD_ATC_INV for stream `sid` over [iova, iova + size) (size 0: every
+ * translation), with Linux's span (arm_smmu_atc_inv_to_cmd: the smallest
+ * aligned power-of-two span of 4 KiB pages holding the range), and with
+ * `sync` a CMD_SYNC waited for. Issue it after the TLBIs' SYNC (IHI 0070
+ * 3.9.1.4: an endpoint could refill from the SMMU's stale TLB otherwise). */
+int smmu_atc_inv(struct smmu_device *dev, uint32_t sid, uint64_t iova, uint64_t size, bool sync);
 
 /* Consumes the event queue: decodes, counts and logs each record. Returns
  * the number of records handled. */

@@ -54,6 +54,7 @@
 #define SMMU_IDR0_SEV SMMU_BIT(14)
 #define SMMU_IDR0_HYP SMMU_BIT(9)
 #define SMMU_IDR0_CD2L SMMU_BIT(19)
+#define SMMU_IDR0_ATS SMMU_BIT(10)
 #define SMMU_IDR0_ST_LEVEL_SHIFT 27     /* 1: 2-level stream tables */
 #define SMMU_IDR0_ST_LEVEL_MASK 0x3u
 /* IDR1 (6.3.2) */
@@ -122,6 +123,8 @@
 #define SMMU_STE0_S1CTXPTR_MASK SMMU_GENMASK64(51, 6)
 #define SMMU_STE0_S1CDMAX_SHIFT 59
 #define SMMU_STE1_S1DSS_MASK 0x3ull
+#define SMMU_STE1_EATS_SHIFT 28        /* STE[93:92] */
+#define SMMU_STE_EATS_TRANS 1ull       /* full ATS */
 
 /* ---- Context descriptor, 8 dwords (5.4) */
 #define SMMU_CD_DWORDS 8
@@ -155,6 +158,7 @@
 #define SMMU_CMD_TLBI_NH_VA 0x12u
 #define SMMU_CMD_TLBI_EL2_ALL 0x20u
 #define SMMU_CMD_TLBI_NSNH_ALL 0x30u
+#define SMMU_CMD_ATC_INV 0x40u
 #define SMMU_CMD_SYNC 0x46u
 #define SMMU_CMD0_SSID_SHIFT 12
 #define SMMU_CMD0_SID_SHIFT 32
@@ -170,6 +174,8 @@
 #define SMMU_CMD1_TG_SHIFT 10
 #define SMMU_CMD1_ADDR_MASK SMMU_GENMASK64(63, 12) /* VA[63:12] */
 #define SMMU_CMD1_MSIADDR_MASK SMMU_GENMASK64(55, 2)
+#define SMMU_CMD1_ATC_SIZE_MASK 0x3Full    /* ATC_INV: the span is 4 KiB x 2^Size */
+#define SMMU_ATC_INV_SIZE_ALL 52u          /* every translation of the stream (4.5.1) */
 #define SMMU_SYNC_CS_NONE 0u
 #define SMMU_SYNC_CS_IRQ 1u
 #define SMMU_SYNC_CS_SEV 2u

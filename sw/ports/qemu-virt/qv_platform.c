@@ -84,6 +84,7 @@ static void add_edu(unsigned bus, unsigned dev, unsigned fn) {
   d->info.stream_id = (bus << 8) | (dev << 3) | fn;
   d->info.irq = pin ? 32u + QV_PCIE_SPI_BASE + (dev + pin - 1) % 4 : 0;
   d->info.smmu = 0;
+  d->info.ats = 0; /* the edu device has no ATC */
   n_devices++;
   hal_log(HAL_LOG_INFO, "pci %02x:%02x.%x: edu, BAR0 0x%llx (%llu KiB), StreamID 0x%x, INTx GIC %u", bus, dev, fn,
           (unsigned long long)bar0, (unsigned long long)(size >> 10), d->info.stream_id, d->info.irq);

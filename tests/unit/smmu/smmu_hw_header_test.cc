@@ -176,6 +176,21 @@ TEST(SmmuHwHeader, CommandLayouts) {
   EXPECT_EQ(SMMU_CMDQ_CONS_ERR_MASK << SMMU_CMDQ_CONS_ERR_SHIFT, reg::queue_cons::kErr.mask32());
   EXPECT_EQ(SMMU_CERROR_ILL, reg::cerror::kIll);
   EXPECT_EQ(SMMU_GERROR_CMDQ_ERR, reg::gerror::kCmdqErr.mask32());
+  // ATC_INV (4.5.1) built the C way equals the model's encoder.
+  EXPECT_EQ(SMMU_CMD_ATC_INV, static_cast<unsigned>(Opcode::kAtcInv));
+  const CommandWords atc = cmd_atc_inv(0x42, 0x1234'0000, 5);
+  EXPECT_EQ(atc[0], SMMU_CMD_ATC_INV | (0x42ull << SMMU_CMD0_SID_SHIFT));
+  EXPECT_EQ(atc[1], (0x1234'0000ull & SMMU_CMD1_ADDR_MASK) | (5ull & SMMU_CMD1_ATC_SIZE_MASK));
+  EXPECT_EQ(SMMU_ATC_INV_SIZE_ALL, unsigned{kAtcInvSizeAll});
+}
+
+// STE.EATS (5.2) where the C header puts it in dword 1.
+TEST(SmmuHwHeader, SteEats) {
+  EXPECT_EQ(SMMU_IDR0_ATS, reg::idr0::kAts.mask32());
+  DecodedSte s;
+  s.config = ste::kS1Trans;
+  s.eats = ste::kEatsFull;
+  EXPECT_EQ(encode_ste(s)[1], SMMU_STE_EATS_TRANS << SMMU_STE1_EATS_SHIFT);
 }
 
 TEST(SmmuHwHeader, StreamTableL1Descriptor) {
