@@ -15,6 +15,17 @@ uint64_t align_down(uint64_t addr, unsigned log2) {
 
 }  // namespace
 
+AtsDevice::Invalidation atc_invalidation(const Command& cmd, const SmmuFeatures& f) {
+  AtsDevice::Invalidation inv;
+  inv.sid = cmd.sid;
+  inv.ssv = cmd.ssv && f.ssidsize > 0;
+  inv.ssid = inv.ssv ? cmd.ssid : 0;
+  inv.global = inv.ssv && cmd.global;
+  inv.size = cmd.size;
+  inv.addr = inv.all() ? 0 : cmd.addr & ~(inv.bytes() - 1);
+  return inv;
+}
+
 unsigned stu_log2(const SmmuFeatures& f) { return f.gran4k ? 12 : f.gran16k ? 14 : 16; }
 
 bool ats_completion(const TranslationRequest& req, const TranslationResult& r, unsigned stu, unsigned oas_bits,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "smmu/ats.h"
+#include "smmu/commands.h"
 #include "smmu/translator.h"
 
 namespace smmu_vp::smmu {
@@ -15,6 +16,11 @@ namespace smmu_vp::smmu {
 // lacks); STE.Config = abort is UR without a record.
 bool ats_completion(const TranslationRequest& req, const TranslationResult& r, unsigned stu_log2,
                     unsigned oas_bits, AtsExtension* ext);
+
+// The Invalidation Request a CMD_ATC_INV sends (IHI 0070 4.5.1): the span
+// aligned (address bits below it taken as 0), Global only with SSV, and SSV
+// without SubstreamIDs (IDR1.SSIDSIZE 0) as 0, one of the choices allowed.
+AtsDevice::Invalidation atc_invalidation(const Command& cmd, const SmmuFeatures& f);
 
 // The Smallest Translation Unit: the smallest granule the SMMU supports
 // (IHI 0070 3.9.1), as log2 of bytes.

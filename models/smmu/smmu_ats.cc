@@ -134,16 +134,7 @@ CommandQueueConsumer::Hooks::AtcOutcome SmmuImpl::atc_invalidate(const Command& 
   o.done = at;
   const auto it = ats_devices_.find(cmd.sid);
   if (!regfile_.smmuen() || it == ats_devices_.end()) return o;
-  AtsDevice::Invalidation inv;
-  inv.sid = cmd.sid;
-  // 4.5.1: SSV without SubstreamIDs behaves as 0 (one permitted choice);
-  // Global is IGNORED when SSV is 0.
-  inv.ssv = cmd.ssv && cfg_.features.ssidsize > 0;
-  inv.ssid = inv.ssv ? cmd.ssid : 0;
-  inv.global = inv.ssv && cmd.global;
-  inv.size = cmd.size;
-  // The span is naturally aligned: address bits below it are taken as 0.
-  inv.addr = inv.all() ? 0 : cmd.addr & ~(inv.bytes() - 1);
+  const AtsDevice::Invalidation inv = atc_invalidation(cmd, cfg_.features);
   const AtsTiming& timing = cfg_.ats;
   const Ps sent = std::max(at, atc_port_free_) + ns_to_ps(timing.message_ns);
   atc_port_free_ = sent;

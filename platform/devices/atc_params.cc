@@ -1,5 +1,7 @@
 #include "devices/atc_params.h"
 
+#include <fmt/format.h>
+
 namespace smmu_vp {
 
 const config::ParamTable<AtcConfig>& atc_params() {
@@ -13,6 +15,15 @@ const config::ParamTable<AtcConfig>& atc_params() {
     return p;
   }();
   return t;
+}
+
+std::string atc_summary(const std::string& name, const StatsRegistry& s) {
+  const uint64_t lookups = s.counter_value(name + ".atc.lookups");
+  if (!lookups) return "";
+  return fmt::format("  {}: ATC {} lookups, {:.1f} % hits, {} fills ({} evictions), {} invalidations removed {} entries\n",
+                     name, lookups, 100.0 * static_cast<double>(s.counter_value(name + ".atc.hits")) / lookups,
+                     s.counter_value(name + ".atc.fills"), s.counter_value(name + ".atc.evictions"),
+                     s.counter_value(name + ".atc.invalidations"), s.counter_value(name + ".atc.invalidated"));
 }
 
 }  // namespace smmu_vp

@@ -65,6 +65,7 @@ std::string nic_summary(const DeviceConfig& d, const StatsRegistry& s) {
   if (const Histogram* h = s.find_histogram(p + "rx_dma_latency_ns"); h && h->count())
     out += fmt::format("  {}: rx payload DMA latency p50 {} p99 {} max {}\n", d.name, human_ns(h->percentile(50)),
                        human_ns(h->percentile(99)), human_ns(h->max()));
+  out += atc_summary(d.name, s);
   return out;
 }
 

@@ -65,6 +65,7 @@ std::string nvme_summary(const DeviceConfig& d, const StatsRegistry& s) {
         "  {}: ERRORS: {} data transfer errors, {} invalid commands, {} bad doorbells, {} controller "
         "fatal (CSTS.CFS), {} failed MSIs (docs/devices.md#nvme)\n",
         d.name, transfer, invalid, dberr, fatal, s.counter_value(p + "msi_errors"));
+  out += atc_summary(d.name, s);
   return out;
 }
 

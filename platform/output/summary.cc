@@ -107,13 +107,27 @@ void print_smmu(std::ostream& os, const StatsRegistry& s, const config::RunConfi
     os << fmt::format(", queue occupancy mean {:.1f}", h->mean());
   os << "\n";
   const uint64_t faults = s.counter_value(p + "faults.total");
-  const uint64_t cerrors =
-      s.counter_value(p + "cmdq.errors.CERROR_ILL") + s.counter_value(p + "cmdq.errors.CERROR_ABT");
+  const uint64_t cerrors = s.counter_value(p + "cmdq.errors.CERROR_ILL") +
+                           s.counter_value(p + "cmdq.errors.CERROR_ABT") +
+                           s.counter_value(p + "cmdq.errors.CERROR_ATC_INV_SYNC");
   if (faults || cerrors)
     os << fmt::format(
         "  FAULTS: {} translation faults and aborts ({} event records written, {} lost), {} command "
         "errors (stats.json {}faults, {}cmdq.errors)\n",
         faults, s.counter_value(p + "events.written"), s.counter_value(p + "events.lost"), cerrors, p, p);
+  if (s.find_counter(p + "ats.translation_requests")) {
+    os << fmt::format(
+        "  ATS: {} translation requests ({} with a translation, {} without access, {} UR, {} CA), {} translated "
+        "accesses ({} aborted), {} ATC invalidations ({} timed out)",
+        s.counter_value(p + "ats.translation_requests"), s.counter_value(p + "ats.success"),
+        s.counter_value(p + "ats.no_access"), s.counter_value(p + "ats.unsupported_request"),
+        s.counter_value(p + "ats.completer_abort"), s.counter_value(p + "ats.translated"),
+        s.counter_value(p + "ats.translated_aborted"), s.counter_value(p + "ats.atc_invalidations"),
+        s.counter_value(p + "ats.atc_inv_timeouts"));
+    if (const Histogram* h = s.find_histogram(p + "ats.atc_inv_latency_ns"); h && h->count())
+      os << fmt::format(", ATC_INV round trip p50 {}", human_ns(h->percentile(50)));
+    os << "\n";
+  }
   if (const Counter* stale = s.find_counter(p + "stale_check.stale_hits"))
     os << fmt::format("  stale check: {} of {} TLB hits used a translation the page tables no longer hold\n",
                       stale->value(), s.counter_value(p + "stale_check.checks"));

@@ -8,6 +8,10 @@
 // Checks: decode never accepts what its own encoder disagrees with on the
 // opcode; an executed command's counts add up; CMD_TLBI_NSNH_ALL and
 // CMD_CFGI_ALL leave the caches they cover empty.
+// With the ATS profile (v3.3 with IDR0.ATS), steps may also fill a device
+// ATC, and a decoded CMD_ATC_INV goes to it as the SMMU sends it
+// (atc_invalidation): afterwards nothing in the ATC covers the first or the
+// last byte of the span.
 // The Translators (one per feature profile, with micro-TLBs) and executors
 // are built once per process and reset (Translator::reset) per input.
 #include <cstdint>
@@ -16,8 +20,10 @@
 #include <vector>
 #include <memory>
 
+#include "common/device_atc.h"
 #include "common/stats.h"
 #include "fuzz_input.h"
+#include "smmu/ats_completion.h"
 #include "smmu/command_executor.h"
 #include "smmu/commands.h"
 #include "smmu/translator.h"
@@ -61,10 +67,31 @@ struct World {
   std::unique_ptr<CommandExecutor> executor;
 };
 
+SmmuFeatures with_ats() {
+  SmmuFeatures f = SmmuFeatures::v3_3_profile();
+  f.ats = true;
+  return f;
+}
+
+// 0: v3.0, 1: v3.3, 2: v3.3 with ATS.
 World& world(unsigned profile) {
   static World v30(SmmuFeatures::v3_0_profile());
   static World v33(SmmuFeatures::v3_3_profile());
-  return profile ? v33 : v30;
+  static World ats(with_ats());
+  return profile == 2 ? ats : profile ? v33 : v30;
+}
+
+// A Success completion for the ATC: a naturally aligned range of 4 KiB to 1 GiB.
+AtsExtension completion(fuzz::Input& in) {
+  AtsExtension c;
+  c.status = AtsExtension::Status::kSuccess;
+  c.size_log2 = 12 + in.pick(19);
+  const uint64_t mask = ~((uint64_t{1} << c.size_log2) - 1);
+  c.untranslated_addr = in.u64() & mask & 0x0000'00ff'ffff'ffffull;
+  c.translated_addr = in.u64() & mask & ((uint64_t{1} << 48) - 1);
+  c.read = true;
+  c.write = in.bit();
+  return c;
 }
 
 // A TLB entry as the walker could produce it: a leaf size its granule and
@@ -94,8 +121,13 @@ TlbEntry tlb_entry(fuzz::Input& in) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Input in(data, size);
   const uint8_t mode = in.u8();
-  World& w = world(mode & 1);
+  const unsigned profile = (mode & 1) ? ((mode & 8) ? 2 : 1) : 0;
+  World& w = world(profile);
   w.translator->reset();
+  StatsRegistry atc_stats;
+  AtcConfig atc_cfg;
+  atc_cfg.entries = 16;
+  DeviceAtc atc(atc_cfg, atc_stats, "atc");
   DecodeOptions opt;
   opt.reject_nonzero_res0 = !(mode & 2);
   const bool e2h = mode & 4;
@@ -134,6 +166,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       default:
+        if (profile == 2) atc.fill(completion(in));
         break;
     }
     CommandWords words{in.u64(), in.u64()};
@@ -155,6 +188,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         t.for_each([&](const TlbEntry& e) { left |= e.regime == TlbRegime::kEl1; });
       });
       if (left || w.translator->walk_cache().valid_entries() != 0) std::abort();
+    }
+    if (d.command.opcode == Opcode::kAtcInv) {
+      const AtsDevice::Invalidation inv = atc_invalidation(d.command, w.features);
+      if (!inv.all() && (inv.addr & (inv.bytes() - 1)) != 0) std::abort();  // the span is aligned
+      atc.atc_invalidate(inv, 0);
+      const uint64_t last = inv.all() ? ~uint64_t{0} : inv.addr + inv.bytes() - 1;
+      if (atc.peek(inv.addr, false) || atc.peek(last, false)) std::abort();
+      if (inv.all() && atc.size() != 0) std::abort();
     }
     if (d.command.is_cfgi_all() &&
         (w.translator->config_cache().ste_size() || w.translator->config_cache().cd_size()))

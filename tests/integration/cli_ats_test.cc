@@ -1,0 +1,86 @@
+// ATS run as a user runs it (docs/smmu.md and docs/devices.md, "ATS"): a NIC
+// with an ATC behind an SMMU with IDR0.ATS. The NIC translates through
+// Translation Requests and sends its DMA translated; the driver enables
+// STE.EATS and follows every strict unmap with an ATC invalidation the SMMU
+// sends to the NIC; nothing of it exists without ATS.
+#include "cli_support.h"
+
+namespace cli_test {
+namespace {
+
+const std::string kAts = std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/nic_ats_sweep.json";
+
+nlohmann::json run(const fs::path& out, const std::string& set, std::string* summary = nullptr) {
+  const Cmd r = sh("run " + kAts + " --out " + out.string() + (set.empty() ? "" : " --set " + set));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  if (summary) *summary = r.out;
+  return read_json(out / "stats.json");
+}
+
+uint64_t n(const nlohmann::json& j) { return j.get<uint64_t>(); }
+
+TEST(CliAts, TheNicTranslatesThroughItsAtcAndEveryStrictUnmapInvalidatesIt) {
+  const fs::path d = temp_dir("ats");
+  std::string summary;
+  const nlohmann::json ats = run(d / "ats", "", &summary);
+  const nlohmann::json off = run(d / "off", "platform.devices.nic0.atc.entries=0");
+  const nlohmann::json& s = ats["smmu"]["ats"];
+  const nlohmann::json& atc = ats["nic0"]["atc"];
+  // Translation Requests went to the SMMU, which walked for them, and each
+  // success filled the ATC, which then served most accesses.
+  ASSERT_GT(n(s["translation_requests"]), 0u);
+  EXPECT_EQ(n(s["success"]), n(s["translation_requests"]));
+  EXPECT_EQ(n(atc["fills"]), n(s["success"]));
+  EXPECT_GT(n(ats["smmu"]["ptw"]["walks"]["s1"]), 0u);
+  EXPECT_GT(n(atc["hits"]), n(atc["lookups"]) / 2);
+  // Every DMA access went out translated, none untranslated through the TLB
+  // but the Translation Requests' own lookups.
+  EXPECT_EQ(n(s["translated"]), n(atc["lookups"]));
+  EXPECT_EQ(n(s["translated_aborted"]), 0u);
+  EXPECT_EQ(n(ats["smmu"]["tlb"]["lookups"]), n(s["translation_requests"]));
+  // Strict: one ATC invalidation per unmap, each answered.
+  EXPECT_EQ(n(s["atc_invalidations"]), n(ats["smmu"]["cmdq"]["executed"]["CMD_ATC_INV"]));
+  EXPECT_EQ(n(atc["invalidations"]), n(s["atc_invalidations"]));
+  EXPECT_EQ(n(s["atc_inv_timeouts"]), 0u);
+  EXPECT_EQ(n(ats["sw"]["net_rx"]["drops_dma_fault"]), 0u);
+  EXPECT_NE(summary.find("ATS enabled (STE.EATS)"), std::string::npos) << summary;
+  // Without an ATC the NIC's accesses go through the SMMU's TLB as before.
+  EXPECT_FALSE(off["nic0"].contains("atc"));
+  EXPECT_EQ(n(off["smmu"]["ats"]["translation_requests"]), 0u);
+  EXPECT_GT(n(off["smmu"]["tlb"]["lookups"]), n(ats["smmu"]["tlb"]["lookups"]));
+  fs::remove_all(d);
+}
+
+// An NVMe drive with an ATC goes the same way: its queue and data accesses
+// go out translated, each unmap sends an ATC invalidation, no I/O fails.
+TEST(CliAts, AnNvmeDriveUsesItsAtcToo) {
+  const fs::path d = temp_dir("ats-nvme");
+  const std::string fio = std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/seed001_fio_4nvme.json";
+  const Cmd r = sh("run " + fio + " --out " + d.string() +
+                   " --set platform.smmu.features.ats=true --set platform.devices.nvme0.atc.entries=64");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json s = read_json(d / "stats.json");
+  EXPECT_GT(n(s["nvme0"]["atc"]["fills"]), 0u);
+  EXPECT_GT(n(s["nvme0"]["atc"]["hits"]), 0u);
+  EXPECT_EQ(n(s["smmu"]["ats"]["translated"]), n(s["nvme0"]["atc"]["lookups"]));
+  EXPECT_EQ(n(s["nvme0"]["atc"]["invalidations"]), n(s["smmu"]["ats"]["atc_invalidations"]));
+  EXPECT_GT(n(s["smmu"]["ats"]["atc_invalidations"]), 0u);
+  EXPECT_FALSE(s["nvme1"].contains("atc"));
+  EXPECT_NE(r.out.find("nvme0: ATC "), std::string::npos) << r.out;
+  EXPECT_EQ(n(s["nvme0"]["data_transfer_errors"]), 0u);
+  EXPECT_EQ(n(s["smmu"]["faults"]["total"]), 0u);
+  EXPECT_GT(n(s["nvme0"]["reads"]), 0u);
+  fs::remove_all(d);
+}
+
+TEST(CliAts, AnAtcBehindAnSmmuWithoutAtsIsAConfigurationError) {
+  const fs::path d = temp_dir("ats-bad");
+  const Cmd r = sh("run " + kAts + " --out " + d.string() + " --set platform.smmu.features.ats=false");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("/platform/devices/nic0/atc/entries"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("set /platform/smmu/features/ats to true"), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace cli_test
