@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "common/payload.h"
-#include "common/stream_id_extension.h"
 
 namespace smmu_vp {
 
@@ -11,8 +10,8 @@ namespace {
 constexpr uint64_t kStu = 4096;  // what an access without a translation covers at most
 }  // namespace
 
-AtsDma::AtsDma(DeviceAtc& atc, uint32_t stream_id, Send send) : atc_(atc), send_(std::move(send)) {
-  request_.set_extension(new StreamIdExtension(stream_id, 0, false));  // owned by the payload
+AtsDma::AtsDma(DeviceAtc& atc, const StreamIdExtension& id, Send send) : atc_(atc), send_(std::move(send)) {
+  request_.set_extension(new StreamIdExtension(id));  // owned by the payload
   request_ext_ = new smmu::AtsExtension(smmu::AtsExtension::Kind::kTranslationRequest);
   request_.set_extension(request_ext_);
 }
@@ -27,6 +26,7 @@ Ps AtsDma::request(uint64_t addr, Ps at) {
   request_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   const Ps answered = send_(request_, at);
   if (request_.is_response_ok()) atc_.fill(*request_ext_);
+  if (request_ext_->status == smmu::AtsExtension::Status::kUnsupportedRequest) usable_ = false;
   return answered + ns_to_ps(atc_.config().request_rtt_ns);
 }
 
@@ -37,11 +37,14 @@ Ps AtsDma::access(tlm::tlm_generic_payload& trans, bool is_write, uint64_t addr,
   const Ps lookup = ns_to_ps(atc_.config().lookup_ns);
   for (unsigned off = 0; off < len;) {
     const uint64_t a = addr + off;
-    t += lookup;
-    std::optional<DeviceAtc::Hit> hit = atc_.lookup(a, is_write);
-    if (!hit) {
-      t = request(a, t);
-      hit = atc_.peek(a, is_write);
+    std::optional<DeviceAtc::Hit> hit;
+    if (usable_) {
+      t += lookup;
+      hit = atc_.lookup(a, is_write);
+      if (!hit) {
+        t = request(a, t);
+        hit = atc_.peek(a, is_write);
+      }
     }
     unsigned chunk;
     Ps done;

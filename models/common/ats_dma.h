@@ -3,8 +3,12 @@
 // Translation Request to the SMMU and waits for the completion; an access
 // with a translation goes out translated (split where a translation ends),
 // one without goes out untranslated, for the SMMU to translate (or fault) as
-// usual. The device model keeps its own payload (with its StreamID) and its
-// way of sending it; this is what the NIC and NVMe models share.
+// usual. An endpoint whose request gets UR (its STE does not allow ATS, or
+// the SMMU has none) stops asking and sends its DMA untranslated from then
+// on: the model has no configuration space for the driver to turn ATS on
+// and off in the endpoint, so the driver's STE.EATS stands for it. The
+// device model keeps its own payload (with its StreamID) and its way of
+// sending it; this is what the NIC and NVMe models share.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +17,7 @@
 #include <tlm>
 
 #include "common/device_atc.h"
+#include "common/stream_id_extension.h"
 #include "common/sim_time.h"
 #include "common/tlm_time.h"
 #include "smmu/ats.h"
@@ -23,7 +28,8 @@ class AtsDma {
  public:
   // Sends `p` issued at `at` and returns when it completed.
   using Send = std::function<Ps(tlm::tlm_generic_payload& p, Ps at)>;
-  AtsDma(DeviceAtc& atc, uint32_t stream_id, Send send);
+  // `id`: the device's StreamID extension, copied for its Translation Requests.
+  AtsDma(DeviceAtc& atc, const StreamIdExtension& id, Send send);
 
   // One access of `len` bytes at the untranslated `addr`, issued at `at`
   // through `trans` (the device's payload, its extensions kept). Returns
@@ -38,6 +44,9 @@ class AtsDma {
 
   DeviceAtc& atc_;
   Send send_;
+  // Cleared by a UR: the stream's STE does not let it use ATS, and the
+  // endpoint stops asking, as one whose ATS Enable is clear would.
+  bool usable_ = true;
   tlm::tlm_generic_payload request_;  // carries its own StreamID and ATS extensions
   smmu::AtsExtension* request_ext_;
   smmu::AtsExtension translated_{smmu::AtsExtension::Kind::kTranslated};

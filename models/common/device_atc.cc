@@ -57,14 +57,32 @@ void DeviceAtc::used(uint64_t addr, Ps until) {
   if (Entry* e = find(addr)) e->last_use_end = std::max(e->last_use_end, until);
 }
 
+void DeviceAtc::drop(Entry& e) {
+  // Evicted or replaced: accesses through it may still be in flight (a
+  // device issues ahead of time), and any later invalidation answers no
+  // earlier than their end.
+  dropped_use_end_ = std::max(dropped_use_end_, e.last_use_end);
+  e.valid = false;
+}
+
 void DeviceAtc::fill(const smmu::AtsExtension& c) {
   if (!cfg_.enabled() || c.status != smmu::AtsExtension::Status::kSuccess || !(c.read || c.write)) return;
-  Entry* slot = find(c.untranslated_addr);  // a new answer replaces the old one
+  // A new answer replaces every entry it overlaps.
+  const uint64_t last = c.size_log2 >= 64 ? ~uint64_t{0} : c.untranslated_addr + (uint64_t{1} << c.size_log2) - 1;
+  Entry* slot = nullptr;
+  for (Entry& e : entries_) {
+    if (!e.valid || e.end() < c.untranslated_addr || e.base > last) continue;
+    drop(e);
+    if (!slot) slot = &e;
+  }
   if (!slot) {
     slot = &*std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
       return (a.valid ? a.last_touch + 1 : 0) < (b.valid ? b.last_touch + 1 : 0);
     });
-    if (slot->valid) evictions_->add();
+    if (slot->valid) {
+      evictions_->add();
+      drop(*slot);
+    }
   }
   slot->valid = true;
   slot->base = c.untranslated_addr;
@@ -81,6 +99,8 @@ std::optional<Ps> DeviceAtc::atc_invalidate(const Invalidation& inv, Ps arrives)
   Ps done = arrives + ns_to_ps(cfg_.invalidate_ns);
   if (!cfg_.enabled()) return done;
   invalidations_->add();
+  // An entry that was evicted or replaced may have covered the range too.
+  done = std::max(done, dropped_use_end_);
   const uint64_t first = inv.addr, last = inv.all() ? ~uint64_t{0} : inv.addr + inv.bytes() - 1;
   for (Entry& e : entries_) {
     if (!e.valid || e.end() < first || e.base > last) continue;

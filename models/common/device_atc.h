@@ -58,7 +58,8 @@ class DeviceAtc : public smmu::AtsDevice {
   void fill(const smmu::AtsExtension& completion);
 
   // AtsDevice: removes the entries the invalidation covers; answers after
-  // invalidate_ns and after the last access that used one of them.
+  // invalidate_ns and after the last access that used one of them, or one
+  // the ATC evicted or replaced earlier (it may have covered the range).
   std::optional<Ps> atc_invalidate(const Invalidation& inv, Ps arrives) override;
 
   const AtcConfig& config() const { return cfg_; }
@@ -78,10 +79,12 @@ class DeviceAtc : public smmu::AtsDevice {
     uint64_t end() const { return size_log2 >= 64 ? ~uint64_t{0} : base + (uint64_t{1} << size_log2) - 1; }
   };
   Entry* find(uint64_t addr);
+  void drop(Entry& e);  // evicts or replaces it, keeping its accesses' end
 
   AtcConfig cfg_;
   std::vector<Entry> entries_;
   uint64_t clock_ = 0;
+  Ps dropped_use_end_ = 0;  // latest access end of an entry no longer held
   Counter* lookups_ = nullptr;
   Counter* hits_ = nullptr;
   Counter* fills_ = nullptr;

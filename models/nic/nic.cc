@@ -50,7 +50,8 @@ Nic::Nic(sc_core::sc_module_name name, const NicConfig& cfg, IrqSink* irq, Stats
       rx_dma_latency_(stats.histogram(std::string(basename()) + ".rx_dma_latency_ns", "ns", 1000.0)) {
   regs.register_b_transport(this, &Nic::b_transport);
   trans_.set_extension(new StreamIdExtension(cfg.stream_id, 0, false));  // owned by the payload
-  if (cfg.atc.enabled()) ats_dma_ = std::make_unique<AtsDma>(atc_, cfg.stream_id, send_through(mem));
+  if (cfg.atc.enabled())
+    ats_dma_ = std::make_unique<AtsDma>(atc_, *trans_.get_extension<StreamIdExtension>(), send_through(mem));
   SC_THREAD(rx_thread);
   SC_THREAD(tx_thread);
   SC_THREAD(irq_thread);

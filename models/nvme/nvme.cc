@@ -48,7 +48,8 @@ Nvme::Nvme(sc_core::sc_module_name name, const NvmeConfig& cfg, IrqSink* irq, St
       latency_(stats.histogram(std::string(basename()) + ".command_latency_ns", "ns", 1000.0)) {
   regs.register_b_transport(this, &Nvme::b_transport);
   trans_.set_extension(new StreamIdExtension(cfg.stream_id, 0, false));  // owned by the payload
-  if (cfg.atc.enabled()) ats_dma_ = std::make_unique<AtsDma>(atc_, cfg.stream_id, send_through(mem));
+  if (cfg.atc.enabled())
+    ats_dma_ = std::make_unique<AtsDma>(atc_, *trans_.get_extension<StreamIdExtension>(), send_through(mem));
   SC_THREAD(control_thread);
   SC_THREAD(submission_thread);
   SC_THREAD(io_thread);

@@ -75,6 +75,9 @@ class CommandQueueConsumer : public sc_core::sc_module {
       bool timed_out = false;
     };
     std::function<AtcOutcome(const Command& cmd, Ps at)> atc_invalidate;
+    // CMD_PRI_RESP consumed at `at`: the PRG Response goes to the endpoint.
+    // Nothing waits for it (4.7.3: a CMD_SYNC guarantees nothing of it).
+    std::function<void(const Command& cmd, Ps at)> pri_response;
   };
 
   SC_HAS_PROCESS(CommandQueueConsumer);

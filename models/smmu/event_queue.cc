@@ -61,12 +61,16 @@ EventRecord EventRecord::decode(const std::array<uint64_t, 4>& w) {
 
 // IHI 0070 7.4: a record that does not fit is discarded.
 EventQueueWriter::Result EventQueueWriter::post(const Queue& q, const EventRecord& rec, Ps at) {
+  const std::array<uint64_t, 4> w = rec.encode();
+  return post_record(q, w.data(), EventRecord::kBytes, at);
+}
+
+EventQueueWriter::Result EventQueueWriter::post_record(const Queue& q, const void* record, unsigned bytes, Ps at) {
   if (!q.enabled) return {Outcome::kLostDisabled, q.prod, at};
   if (queue_full(q.prod, q.cons)) return {Outcome::kLostFull, q.prod, at};
-  const std::array<uint64_t, 4> w = rec.encode();
-  const uint64_t addr = q.base + static_cast<uint64_t>(q.prod.index()) * EventRecord::kBytes;
+  const uint64_t addr = q.base + static_cast<uint64_t>(q.prod.index()) * bytes;
   Ps done = at;
-  if (!mem_.write(addr, w.data(), EventRecord::kBytes, at, &done)) return {Outcome::kAbort, q.prod, done};
+  if (!mem_.write(addr, record, bytes, at, &done)) return {Outcome::kAbort, q.prod, done};
   return {Outcome::kWritten, q.prod.advanced(), done};
 }
 

@@ -65,6 +65,9 @@ class EventQueueWriter {
   explicit EventQueueWriter(MemoryPort& mem) : mem_(mem) {}
 
   Result post(const Queue& q, const EventRecord& rec, Ps at);
+  // The same for a record of `bytes` (a power of two) in any queue the SMMU
+  // produces into: the PRI queue's 16-byte page requests too.
+  Result post_record(const Queue& q, const void* record, unsigned bytes, Ps at);
 
  private:
   MemoryPort& mem_;

@@ -92,7 +92,6 @@ std::vector<std::string> SmmuFeatures::validate() const {
   if (!stage1 && !stage2) err("neither stage 1 nor stage 2 translation (IDR0.S1P, S2P)");
   if (hyp && !(stage1 && stage2)) err("hyp needs both stages (IDR0.Hyp is RES0 when S1P or S2P is 0, 6.3.1)");
   if (arch_minor >= 2 && stage1 && stage2 && !hyp) err(v + " with both stages must support Hyp (6.3.1)");
-  if (pri) err("PRI is not modelled (IDR0.PRI must be 0)");
   if (pri && !ats) err("PRI needs ATS (IDR0.PRI is RES0 when ATS is 0, 6.3.1)");
   if (ttendian != reg::idr0::kTtEndianLittle)
     err("ttendian " + std::to_string(ttendian) + ": only little-endian table walks are modelled (0b10)");

@@ -3,7 +3,7 @@
 // specification leaves open. The register file and the translation, command
 // and event models all read their configuration from one SmmuFeatures.
 //
-// Features the models do not implement (PRI, stall, HTTU, BTM, VATOS,
+// Features the models do not implement (stall, HTTU, BTM, VATOS,
 // AArch32 tables, mixed-endian walks, DS/D128, split-stage ATS) are either
 // absent from the struct, and always advertised as 0, or rejected by
 // validate().
@@ -40,7 +40,7 @@ struct SmmuFeatures {
   // Split-stage ATS is not modelled, so NS1ATS is 1 whenever it is not RES0
   // (ATS with both stages).
   bool ats = false;
-  bool pri = false;              // not modelled: must be false
+  bool pri = false;              // PRI (chapter 8): the PRI queue and CMD_PRI_RESP; needs ATS
   // TERM_MODEL: 1 = a terminated transaction always aborts (CD.A must be 1).
   bool term_abort_only = true;
   // TTENDIAN; only little-endian walks are modelled.

@@ -27,6 +27,7 @@ uint64_t queue_addr(uint64_t base_reg, unsigned log2size, unsigned entry_log2) {
 
 constexpr unsigned kCmdEntryLog2 = 4;    // 16-byte commands (4.1)
 constexpr unsigned kEventEntryLog2 = 5;  // 32-byte event records (7.3)
+constexpr unsigned kPriEntryLog2 = 4;    // 16-byte page requests (8)
 
 }  // namespace
 
@@ -41,18 +42,20 @@ SmmuRegisterFile::SmmuRegisterFile(const SmmuFeatures& features) : f_(features) 
 
   // CR0: VMW, ATSCHK, PRIQEN and DPT_WALK_EN are RES0 without VMW, ATS, PRI
   // and DPT; of those only ATS is modelled (6.3.9).
-  cr0_mask_ = m32(cr0::kSmmuEn) | m32(cr0::kEventqEn) | m32(cr0::kCmdqEn) | (f_.ats ? m32(cr0::kAtsChk) : 0u);
+  cr0_mask_ = m32(cr0::kSmmuEn) | m32(cr0::kEventqEn) | m32(cr0::kCmdqEn) | (f_.ats ? m32(cr0::kAtsChk) : 0u) |
+              (f_.pri ? m32(cr0::kPriqEn) : 0u);
   // CR2: E2H only with Hyp; PTM only with BTM, REC_CFG_ATS only with
   // IDR0.ATSRECERR (neither is modelled) (6.3.12).
   cr2_mask_ = m32(cr2::kRecInvSid) | (f_.hyp ? m32(cr2::kE2h) : 0u);
   // IRQ_CTRL: PRIQ_IRQEN only with PRI (6.3.16).
-  irq_ctrl_mask_ = m32(irq_ctrl::kGerrorIrqEn) | m32(irq_ctrl::kEventqIrqEn);
+  irq_ctrl_mask_ = m32(irq_ctrl::kGerrorIrqEn) | m32(irq_ctrl::kEventqIrqEn) | (f_.pri ? m32(irq_ctrl::kPriqIrqEn) : 0u);
   // GERROR: MSI_* only with MSI, PRIQ_* only with PRI, CMDQP_ERR only with
   // ECMDQ, DPT_ERR only with DPT (6.3.19).
   gerror_mask_ = m32(gerror::kCmdqErr) | m32(gerror::kEventqAbtErr) | m32(gerror::kSfmErr);
   if (f_.msi)
     gerror_mask_ |= m32(gerror::kMsiCmdqAbtErr) | m32(gerror::kMsiEventqAbtErr) | m32(gerror::kMsiGerrorAbtErr);
   if (f_.ecmdq) gerror_mask_ |= m32(gerror::kCmdqpErr);
+  if (f_.pri) gerror_mask_ |= m32(gerror::kPriqAbtErr) | (f_.msi ? m32(gerror::kMsiPriqAbtErr) : 0u);
   // STRTAB_BASE_CFG: FMT and SPLIT only with 2-level stream tables (6.3.25).
   strtab_cfg_mask_ = m32(strtab_base_cfg::kLog2Size);
   if (f_.two_level_strtab) strtab_cfg_mask_ |= m32(strtab_base_cfg::kFmt) | m32(strtab_base_cfg::kSplit);
@@ -72,12 +75,12 @@ void SmmuRegisterFile::reset() {
   gbpa_effective_ = gbpa_;
   irq_ctrl_ = irq_ctrlack_ = 0;
   gerror_ = gerrorn_ = 0;
-  gerror_irq_cfg0_ = eventq_irq_cfg0_ = 0;
-  gerror_irq_cfg1_ = gerror_irq_cfg2_ = eventq_irq_cfg1_ = eventq_irq_cfg2_ = 0;
+  gerror_irq_cfg0_ = eventq_irq_cfg0_ = priq_irq_cfg0_ = 0;
+  gerror_irq_cfg1_ = gerror_irq_cfg2_ = eventq_irq_cfg1_ = eventq_irq_cfg2_ = priq_irq_cfg1_ = priq_irq_cfg2_ = 0;
   strtab_base_ = 0;
   strtab_base_cfg_ = 0;
-  cmdq_base_ = eventq_base_ = 0;
-  cmdq_prod_ = cmdq_cons_ = eventq_prod_ = eventq_cons_ = 0;
+  cmdq_base_ = eventq_base_ = priq_base_ = 0;
+  cmdq_prod_ = cmdq_cons_ = eventq_prod_ = eventq_cons_ = priq_prod_ = priq_cons_ = 0;
 }
 
 // ---- Decode
@@ -99,9 +102,13 @@ bool SmmuRegisterFile::is_reg64(uint64_t off) const {
     case kCmdqBase:
     case kEventqBase:
       return true;
+    case kPriqBase:
+      return f_.pri;
     case kGerrorIrqCfg0:
     case kEventqIrqCfg0:
       return f_.msi;
+    case kPriqIrqCfg0:
+      return f_.msi && f_.pri;
     default: {
       unsigned n = 0;
       return control_page_reg(off, &n) == 0;
@@ -116,6 +123,8 @@ uint64_t SmmuRegisterFile::read64(uint64_t off) const {
     case kEventqBase: return eventq_base_;
     case kGerrorIrqCfg0: return gerror_irq_cfg0_;
     case kEventqIrqCfg0: return eventq_irq_cfg0_;
+    case kPriqBase: return f_.pri ? priq_base_ : 0;
+    case kPriqIrqCfg0: return f_.pri ? priq_irq_cfg0_ : 0;
     default: break;
   }
   // CMDQ_CONTROL_PAGE_BASE<n> (6.3.49): the page's offset from page 0,
@@ -170,6 +179,19 @@ uint32_t SmmuRegisterFile::read32(uint64_t off) const {
       if (!f_.page0_queue_aliases) return 0;
       [[fallthrough]];
     case kEventqCons: return eventq_cons_;
+    // PRIQ_* (6.3.33-6.3.36, 6.3.97, 6.3.98): RES0 without IDR0.PRI.
+    case kPriqIrqCfg1: return f_.msi && f_.pri ? priq_irq_cfg1_ : 0;
+    case kPriqIrqCfg2: return f_.pri ? (f_.msi ? priq_irq_cfg2_ : priq_irq_cfg2_ & m32(irq_cfg2::kPriqLo)) : 0;
+    case kPriqProdPage0Alias:
+      if (!f_.page0_queue_aliases) return 0;
+      [[fallthrough]];
+    case kPriqProd:
+      if (!f_.pri) return 0;
+      return (priq_prod_ & m32(queue_prod::kOvflg)) | (priq_prod_ & QueueIndex::span_mask(priq_log2size()));
+    case kPriqConsPage0Alias:
+      if (!f_.page0_queue_aliases) return 0;
+      [[fallthrough]];
+    case kPriqCons: return f_.pri ? priq_cons_ : 0;
     default: break;
   }
   unsigned n = 0;
@@ -253,6 +275,14 @@ void SmmuRegisterFile::write64(uint64_t off, uint64_t v) {
     case kEventqIrqCfg0:  // Guarded by IRQ_CTRL.EVENTQ_IRQEN (6.3.30)
       apply(eventq_irq_cfg0_, v, irq_addr_mask_, irqen_guard(irq_ctrl::kEventqIrqEn) ? 0 : ~uint64_t{0});
       return;
+    case kPriqBase:  // Guarded by PRIQEN (6.3.97)
+      if (!f_.pri) break;
+      apply(priq_base_, v, queue_base_mask_, priqen_guard() ? 0 : ~uint64_t{0});
+      return;
+    case kPriqIrqCfg0:  // Guarded by IRQ_CTRL.PRIQ_IRQEN (6.3.33)
+      if (!f_.pri || !f_.msi) break;
+      apply(priq_irq_cfg0_, v, irq_addr_mask_, irqen_guard(irq_ctrl::kPriqIrqEn) ? 0 : ~uint64_t{0});
+      return;
     default:  // CMDQ_CONTROL_PAGE_BASE<n>: read-only
       write_ro(read64(off), v);
       return;
@@ -288,7 +318,7 @@ void SmmuRegisterFile::write32(uint64_t off, uint32_t v) {
       const uint32_t queue = m32(cr1::kQueueSh) | m32(cr1::kQueueOc) | m32(cr1::kQueueIc);
       // With ECMDQ modelled, every ECMDQ_PROD<n>.EN/ENACK will guard QUEUE_* too;
       // the queues are registers only so far, so CMDQEN and EVTQEN guard them.
-      const bool queues_on = cmdqen_guard() || evtqen_guard();
+      const bool queues_on = cmdqen_guard() || evtqen_guard() || priqen_guard();
       apply(cr1_, v, table | queue, (smmuen_guard() ? 0u : table) | (queues_on ? 0u : queue));
       return;
     }
@@ -323,6 +353,15 @@ void SmmuRegisterFile::write32(uint64_t off, uint32_t v) {
       apply(eventq_irq_cfg2_, v, m32(irq_cfg2::kSh) | m32(irq_cfg2::kMemAttr),
             irqen_guard(irq_ctrl::kEventqIrqEn) ? 0u : kAll);
       return;
+    case kPriqIrqCfg1:
+      if (!f_.pri || !f_.msi) break;
+      apply(priq_irq_cfg1_, v, kAll, irqen_guard(irq_ctrl::kPriqIrqEn) ? 0u : kAll);
+      return;
+    case kPriqIrqCfg2:  // LO exists with PRI; SH and MemAttr with MSI too (6.3.35)
+      if (!f_.pri) break;
+      apply(priq_irq_cfg2_, v, m32(irq_cfg2::kPriqLo) | (f_.msi ? m32(irq_cfg2::kSh) | m32(irq_cfg2::kMemAttr) : 0u),
+            irqen_guard(irq_ctrl::kPriqIrqEn) ? 0u : kAll);
+      return;
     case kStrtabBaseCfg:  // Guarded by SMMUEN (6.3.25)
       apply(strtab_base_cfg_, v, strtab_cfg_mask_, smmuen_guard() ? 0u : kAll);
       return;
@@ -348,6 +387,20 @@ void SmmuRegisterFile::write32(uint64_t off, uint32_t v) {
     case kEventqCons:  // always RW (6.3.96)
       apply(eventq_cons_, v, m32(queue_cons::kRd) | m32(queue_cons::kOvackflg), kAll);
       if (listener_ != nullptr) listener_->on_eventq_cons(eventq_cons_);
+      return;
+    case kPriqProdPage0Alias:
+      if (!f_.page0_queue_aliases) break;
+      [[fallthrough]];
+    case kPriqProd:  // Guarded by PRIQEN (6.3.97)
+      if (!f_.pri) break;
+      apply(priq_prod_, v, m32(queue_prod::kWr) | m32(queue_prod::kOvflg), priqen_guard() ? 0u : kAll);
+      return;
+    case kPriqConsPage0Alias:
+      if (!f_.page0_queue_aliases) break;
+      [[fallthrough]];
+    case kPriqCons:  // always RW (6.3.98)
+      if (!f_.pri) break;
+      apply(priq_cons_, v, m32(queue_cons::kRd) | m32(queue_cons::kOvackflg), kAll);
       return;
     default: {
       unsigned n = 0;
@@ -439,6 +492,20 @@ bool SmmuRegisterFile::eventq_overflow_pending() const {
   return queue_prod::kOvflg.test(eventq_prod_) != queue_cons::kOvackflg.test(eventq_cons_);
 }
 
+void SmmuRegisterFile::set_priq_prod(uint32_t index) {
+  priq_prod_ = (priq_prod_ & m32(queue_prod::kOvflg)) | (index & QueueIndex::span_mask(priq_log2size()));
+}
+
+bool SmmuRegisterFile::priq_overflow_pending() const {
+  return queue_prod::kOvflg.test(priq_prod_) != queue_cons::kOvackflg.test(priq_cons_);
+}
+
+bool SmmuRegisterFile::signal_priq_overflow() {
+  if (priq_overflow_pending()) return false;  // 8.1: toggles only when none is active
+  priq_prod_ ^= m32(queue_prod::kOvflg);
+  return true;
+}
+
 bool SmmuRegisterFile::signal_eventq_overflow() {
   // OVFLG toggles only when no overflow is pending (6.3.95, 7.4).
   if (eventq_overflow_pending()) return false;
@@ -455,6 +522,16 @@ IrqConfig SmmuRegisterFile::gerror_irq_cfg() const {
   c.data = gerror_irq_cfg1_;
   c.sh = static_cast<uint32_t>(irq_cfg2::kSh.get(gerror_irq_cfg2_));
   c.memattr = static_cast<uint32_t>(irq_cfg2::kMemAttr.get(gerror_irq_cfg2_));
+  return c;
+}
+
+IrqConfig SmmuRegisterFile::priq_irq_cfg() const {
+  IrqConfig c;
+  if (!f_.msi || !f_.pri) return c;
+  c.addr = priq_irq_cfg0_ & irq_addr_mask_;
+  c.data = priq_irq_cfg1_;
+  c.sh = static_cast<uint32_t>(irq_cfg2::kSh.get(priq_irq_cfg2_));
+  c.memattr = static_cast<uint32_t>(irq_cfg2::kMemAttr.get(priq_irq_cfg2_));
   return c;
 }
 
@@ -501,6 +578,12 @@ unsigned SmmuRegisterFile::eventq_log2size() const {
 }
 
 uint64_t SmmuRegisterFile::cmdq_base_addr() const { return queue_addr(cmdq_base_, cmdq_log2size(), kCmdEntryLog2); }
+
+unsigned SmmuRegisterFile::priq_log2size() const {
+  return std::min(static_cast<unsigned>(queue_base::kLog2Size.get(priq_base_)), f_.priqs);
+}
+
+uint64_t SmmuRegisterFile::priq_base_addr() const { return queue_addr(priq_base_, priq_log2size(), kPriEntryLog2); }
 
 uint64_t SmmuRegisterFile::eventq_base_addr() const {
   return queue_addr(eventq_base_, eventq_log2size(), kEventEntryLog2);

@@ -135,6 +135,7 @@ class SmmuRegisterFile {
   bool atschk() const { return reg::cr0::kAtsChk.test(cr0ack_); }
   bool cmdqen() const { return reg::cr0::kCmdqEn.test(cr0ack_); }
   bool evtqen() const { return reg::cr0::kEventqEn.test(cr0ack_); }
+  bool priqen() const { return reg::cr0::kPriqEn.test(cr0ack_); }
 
   // ---- CR1, CR2 (6.3.11, 6.3.12): decode with reg::cr1 / reg::cr2 fields.
   uint32_t cr1() const { return cr1_; }
@@ -157,6 +158,9 @@ class SmmuRegisterFile {
   void complete_irq_ctrl_update(uint32_t fields = ~0u);
   bool gerror_irqen() const { return reg::irq_ctrl::kGerrorIrqEn.test(irq_ctrlack_); }
   bool eventq_irqen() const { return reg::irq_ctrl::kEventqIrqEn.test(irq_ctrlack_); }
+  bool priq_irqen() const { return reg::irq_ctrl::kPriqIrqEn.test(irq_ctrlack_); }
+  // PRIQ_IRQ_CFG2.LO: interrupt on Last entries only (RES0 without PRI).
+  bool priq_irq_last_only() const { return reg::irq_cfg2::kPriqLo.test(priq_irq_cfg2_); }
 
   // ---- GERROR / GERRORN (6.3.19, 6.3.20, 7.5)
   uint32_t gerror() const { return gerror_; }
@@ -174,6 +178,7 @@ class SmmuRegisterFile {
   // without MSI.
   IrqConfig gerror_irq_cfg() const;
   IrqConfig eventq_irq_cfg() const;
+  IrqConfig priq_irq_cfg() const;
 
   // ---- Stream table (6.3.24, 6.3.25)
   // Effective base PA: ADDR aligned as the SMMU aligns it for the format and
@@ -220,6 +225,15 @@ class SmmuRegisterFile {
   // if it toggled.
   bool signal_eventq_overflow();
   bool eventq_overflow_pending() const;
+  // The PRI queue (chapter 8), as the event queue above: PRIQ_PROD.WR after
+  // records were written; an overflow toggles OVFLG unless one is active (8.1).
+  uint64_t priq_base_addr() const;
+  unsigned priq_log2size() const;  // capped at IDR1.PRIQS
+  QueueIndex priq_prod() const { return QueueIndex(priq_log2size(), priq_prod_); }
+  QueueIndex priq_cons() const { return QueueIndex(priq_log2size(), priq_cons_); }
+  void set_priq_prod(uint32_t index);
+  bool signal_priq_overflow();
+  bool priq_overflow_pending() const;
 
   // ---- Counters (see the top of the file)
   uint64_t ignored_writes() const { return ignored_writes_; }
@@ -248,6 +262,7 @@ class SmmuRegisterFile {
   bool smmuen_guard() const { return reg::cr0::kSmmuEn.test(cr0_ | cr0ack_); }
   bool cmdqen_guard() const { return reg::cr0::kCmdqEn.test(cr0_ | cr0ack_); }
   bool evtqen_guard() const { return reg::cr0::kEventqEn.test(cr0_ | cr0ack_); }
+  bool priqen_guard() const { return reg::cr0::kPriqEn.test(cr0_ | cr0ack_); }
   bool irqen_guard(const Field& f) const { return f.test(irq_ctrl_ | irq_ctrlack_); }
 
   SmmuFeatures f_;
@@ -274,12 +289,16 @@ class SmmuRegisterFile {
   uint32_t gerror_irq_cfg1_ = 0, gerror_irq_cfg2_ = 0;
   uint64_t eventq_irq_cfg0_ = 0;
   uint32_t eventq_irq_cfg1_ = 0, eventq_irq_cfg2_ = 0;
+  uint64_t priq_irq_cfg0_ = 0;
+  uint32_t priq_irq_cfg1_ = 0, priq_irq_cfg2_ = 0;
   uint64_t strtab_base_ = 0;
   uint32_t strtab_base_cfg_ = 0;
   uint64_t cmdq_base_ = 0;
   uint32_t cmdq_prod_ = 0, cmdq_cons_ = 0;
   uint64_t eventq_base_ = 0;
   uint32_t eventq_prod_ = 0, eventq_cons_ = 0;
+  uint64_t priq_base_ = 0;
+  uint32_t priq_prod_ = 0, priq_cons_ = 0;
 
   uint64_t ignored_writes_ = 0;
   uint64_t res0_writes_ = 0;

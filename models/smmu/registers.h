@@ -305,6 +305,7 @@ inline constexpr Field kData{31, 0};
 namespace irq_cfg2 {
 inline constexpr Field kSh{5, 4};
 inline constexpr Field kMemAttr{3, 0};
+inline constexpr Field kPriqLo = field_bit(31);  // PRIQ_IRQ_CFG2.LO: interrupt on Last entries only (6.3.33)
 }  // namespace irq_cfg2
 
 namespace strtab_base {  // IHI 0070 6.3.24

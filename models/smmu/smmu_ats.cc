@@ -5,6 +5,7 @@
 #include "common/stream_id_extension.h"
 #include "common/tlm_time.h"
 #include "smmu/ats_completion.h"
+#include "smmu/pri_queue.h"
 #include "smmu/smmu_impl.h"
 
 namespace smmu_vp::smmu {
@@ -22,6 +23,13 @@ SmmuImpl::AtsStats::AtsStats(StatsRegistry& s, const std::string& smmu)
       request_latency(s.histogram(smmu + ".ats.translation_request_ns", "ns", 1000.0)),
       atc_inv_latency(s.histogram(smmu + ".ats.atc_inv_latency_ns", "ns", 1000.0)) {}
 
+namespace {
+Counter& lazily(Counter*& c, StatsRegistry& s, const std::string& path) {
+  if (!c) c = &s.counter(path);
+  return *c;
+}
+}  // namespace
+
 void SmmuImpl::attach_ats_device(uint32_t sid, AtsDevice* device) {
   if (device) ats_devices_[sid] = device;
   else ats_devices_.erase(sid);
@@ -32,6 +40,10 @@ void SmmuImpl::ats_transport(int port, tlm::tlm_generic_payload& trans, AtsExten
   const Ps now = now_ps();
   if (ats.kind == AtsExtension::Kind::kTranslationRequest) {
     delay = ps_to_sc(translation_request(port, trans, ats, t) - now);
+    return;
+  }
+  if (ats.kind == AtsExtension::Kind::kPageRequest) {
+    delay = ps_to_sc(page_request(trans, ats, t) - now);
     return;
   }
   auto abort = [&](Ps when) {
@@ -116,7 +128,9 @@ Ps SmmuImpl::translation_request(int port, tlm::tlm_generic_payload& trans, AtsE
   if (record) record_event(r.event, r.done);
   if (ats_stats_) {
     switch (ats.status) {
-      case AtsExtension::Status::kSuccess: (ats.read ? ats_stats_->success : ats_stats_->no_access).add(); break;
+      case AtsExtension::Status::kSuccess:
+        (ats.read || ats.write ? ats_stats_->success : ats_stats_->no_access).add();
+        break;
       case AtsExtension::Status::kUnsupportedRequest: ats_stats_->unsupported.add(); break;
       case AtsExtension::Status::kCompleterAbort: ats_stats_->completer_abort.add(); break;
     }
@@ -151,6 +165,105 @@ CommandQueueConsumer::Hooks::AtcOutcome SmmuImpl::atc_invalidate(const Command& 
   o.done = *answered + link;
   ats_stats_->atc_inv_latency.record(o.done - at);
   return o;
+}
+
+// IHI 0070 chapter 8: a Page Request goes into the PRI queue. The SMMU
+// answers it itself with ResponseFailure while the queue is off (PRIQEN = 0,
+// SMMUEN = 0) or PRIQ_ABT_ERR is active (8.2), and with Success for a Last
+// request it has to discard in an overflow (8.1: the endpoint then asks
+// again). The model's automatic responses carry no PASID.
+Ps SmmuImpl::page_request(tlm::tlm_generic_payload& trans, AtsExtension& ats, Ps t) {
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  ats.accepted = false;
+  const StreamIdExtension* sid = trans.get_extension<StreamIdExtension>();
+  if (!sid) return t;
+  PageRequestRecord rec;
+  rec.sid = sid->stream_id;
+  rec.ssv = sid->substream_valid && cfg_.features.ssidsize > 0;
+  rec.ssid = rec.ssv ? sid->substream_id : 0;
+  rec.priv = rec.ssv && sid->privileged;  // 8: X and Priv are 0 without a PASID
+  rec.exec = rec.ssv && ats.exec;
+  rec.read = true;
+  rec.write = ats.want_write;
+  rec.last = ats.last;
+  rec.prg_index = ats.prg_index & 0x1FF;
+  rec.addr = trans.get_address() & ~uint64_t{0xFFF};
+  AtsDevice::PrgResponse auto_resp;
+  auto_resp.sid = rec.sid;
+  auto_resp.prg_index = rec.prg_index;
+  auto_resp.automatic = true;
+  auto answer = [&](PrgResponseCode code) {
+    auto_resp.code = code;
+    if (ats_stats_) lazily(ats_stats_->prg_auto_responses, stats_, std::string(name()) + ".ats.prg_auto_responses").add();
+    send_prg_response(auto_resp, t);
+  };
+  if (!cfg_.features.pri) {  // nothing here takes Page Requests
+    answer(PrgResponseCode::kResponseFailure);
+    return t;
+  }
+  lazily(ats_stats_->page_requests, stats_, std::string(name()) + ".ats.page_requests").add();
+  if (sfm_ || !regfile_.smmuen() || !regfile_.priqen() ||
+      (regfile_.gerror_active() & reg::gerror::kPriqAbtErr.mask32())) {
+    answer(PrgResponseCode::kResponseFailure);
+    return t;
+  }
+  if (regfile_.priq_overflow_pending()) {  // 8.1: nothing is written while it lasts
+    if (rec.last) answer(PrgResponseCode::kSuccess);
+    return t;
+  }
+  EventQueueWriter::Queue q;
+  q.enabled = true;
+  q.base = regfile_.priq_base_addr();
+  q.prod = regfile_.priq_prod();
+  q.cons = regfile_.priq_cons();
+  const std::array<uint64_t, 2> words = rec.encode();
+  const EventQueueWriter::Result r = events_.post_record(q, words.data(), PageRequestRecord::kBytes, t);
+  switch (r.outcome) {
+    case EventQueueWriter::Outcome::kWritten:
+      regfile_.set_priq_prod(r.prod.value());
+      ats.accepted = true;
+      lazily(ats_stats_->page_requests_queued, stats_, std::string(name()) + ".ats.page_requests_queued").add();
+      if (regfile_.priq_irqen() && (rec.last || !regfile_.priq_irq_last_only()))
+        signal_irq(regfile_.priq_irq_cfg(), cfg_.priq_irq, reg::gerror::kMsiPriqAbtErr.mask32(), r.done);
+      return r.done;
+    case EventQueueWriter::Outcome::kLostFull:
+      regfile_.signal_priq_overflow();
+      if (rec.last) answer(PrgResponseCode::kSuccess);
+      return t;
+    case EventQueueWriter::Outcome::kLostDisabled:
+      answer(PrgResponseCode::kResponseFailure);
+      return t;
+    case EventQueueWriter::Outcome::kAbort:
+      // 8.2: PRIQ_ABT_ERR; the request is lost, and the model answers it as
+      // the ones after it will be, so that the endpoint is not left waiting.
+      raise_gerror(reg::gerror::kPriqAbtErr.mask32(), r.done);
+      answer(PrgResponseCode::kResponseFailure);
+      return r.done;
+  }
+  return t;
+}
+
+// 4.5.2: the PRG Response goes to the endpoint behind the StreamID; IGNORED
+// with SMMUEN = 0. SSV without SubstreamIDs behaves as 0.
+void SmmuImpl::pri_response(const Command& cmd, Ps at) {
+  if (!regfile_.smmuen()) return;
+  AtsDevice::PrgResponse r;
+  r.sid = cmd.sid;
+  r.ssv = cmd.ssv && cfg_.features.ssidsize > 0;
+  r.ssid = r.ssv ? cmd.ssid : 0;
+  r.prg_index = cmd.prg_index;
+  r.code = prg_code_of_resp(cmd.pri_resp);
+  lazily(ats_stats_->prg_responses, stats_, std::string(name()) + ".ats.prg_responses").add();
+  send_prg_response(r, at);
+}
+
+// A message to the endpoint: out on the SMMU's port, then across the link.
+void SmmuImpl::send_prg_response(const AtsDevice::PrgResponse& r, Ps at) {
+  const auto it = ats_devices_.find(r.sid);
+  if (it == ats_devices_.end()) return;
+  const Ps sent = std::max(at, atc_port_free_) + ns_to_ps(cfg_.ats.message_ns);
+  atc_port_free_ = sent;
+  it->second->prg_response(r, sent + ns_to_ps(cfg_.ats.pcie_latency_ns));
 }
 
 }  // namespace smmu_vp::smmu

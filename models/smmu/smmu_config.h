@@ -186,6 +186,7 @@ struct SmmuConfig {
   unsigned eventq_irq = 0;          // wired line for the event queue (no MSI configured)
   unsigned gerror_irq = 0;          // wired line for global errors
   unsigned sync_irq = 0;            // wired line for CMD_SYNC SIG_IRQ when the SMMU has no MSIs
+  unsigned priq_irq = 0;            // wired line for the PRI queue (features.pri, no MSI configured)
   CommandQueueTiming cmdq;
   AtsTiming ats;                    // used only with features.ats
   bool stale_check = false;         // debug: check TLB hits against memory (Translator)

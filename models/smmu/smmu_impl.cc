@@ -171,6 +171,7 @@ SmmuImpl::SmmuImpl(Smmu& owner, const SmmuConfig& cfg, IrqSink* irq, StatsRegist
   if (cfg.features.ats) {
     ats_stats_ = std::make_unique<AtsStats>(stats, name());
     hooks.atc_invalidate = [this](const Command& cmd, Ps at) { return atc_invalidate(cmd, at); };
+    if (cfg.features.pri) hooks.pri_response = [this](const Command& cmd, Ps at) { pri_response(cmd, at); };
   }
   cmdq_regs_ = std::make_unique<MainCmdqRegs>(regfile_, sfm_);
   cmdq_ = std::make_unique<CommandQueueConsumer>("cmdq", *cmdq_regs_, *mem_, executor_, cmd_lanes_, cfg.features,

@@ -88,6 +88,11 @@ class SmmuImpl : private SmmuRegisterListener {
   // Returns when the completion leaves the SMMU.
   Ps translation_request(int port, tlm::tlm_generic_payload& trans, AtsExtension& ats, Ps t);
   CommandQueueConsumer::Hooks::AtcOutcome atc_invalidate(const Command& cmd, Ps at);
+  // PRI (smmu_ats.cc): a Page Request arriving at `t` into the PRI queue, or
+  // answered by the SMMU itself; a PRG Response sent to the endpoint.
+  Ps page_request(tlm::tlm_generic_payload& trans, AtsExtension& ats, Ps t);
+  void pri_response(const Command& cmd, Ps at);
+  void send_prg_response(const AtsDevice::PrgResponse& r, Ps at);
   // SmmuRegisterListener: what register writes set in motion.
   void on_cmdq_prod(uint32_t cmdq_prod) override;
   void on_gerrorn(uint32_t old_gerrorn, uint32_t new_gerrorn) override;
@@ -124,7 +129,7 @@ class SmmuImpl : private SmmuRegisterListener {
   struct AtsStats {       // <smmu>.ats.*, only with features.ats
     AtsStats(StatsRegistry& stats, const std::string& smmu);
     Counter& translation_requests;
-    Counter& success;          // with R = 1
+    Counter& success;          // with R or W
     Counter& no_access;        // Success with R = W = 0: a translation fault
     Counter& unsupported;      // UR
     Counter& completer_abort;  // CA
@@ -132,6 +137,10 @@ class SmmuImpl : private SmmuRegisterListener {
     Counter& translated_aborted;
     Counter& atc_invalidations;
     Counter& atc_inv_timeouts;
+    Counter* page_requests = nullptr;       // with PRI only
+    Counter* page_requests_queued = nullptr;
+    Counter* prg_responses = nullptr;       // CMD_PRI_RESP sent on
+    Counter* prg_auto_responses = nullptr;  // the SMMU's own (8.1, 8.2)
     Histogram& request_latency;
     Histogram& atc_inv_latency;
   };

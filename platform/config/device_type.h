@@ -37,6 +37,8 @@ struct DeviceConfig {
   double number(const char* key) const {
     return params.contains(key) && params[key].is_number() ? params[key].get<double>() : 0.0;
   }
+  // A PCIe device with an ATC that uses ATS (its atc.entries above 0).
+  bool uses_ats() const { return params.contains("atc") && params["atc"].value("entries", 0) > 0; }
   std::string base_dir;    // where relative file paths in params start: the scenario file's directory
   // The platform's DMA region (platform.dram.dma_region.size): what a device
   // loads into DRAM for its driver (a trace's image) must fit in it.

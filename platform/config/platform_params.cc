@@ -99,6 +99,7 @@ const std::vector<BoolFeature>& bool_features() {
       {"sev", &SmmuFeatures::sev, "IDR0.SEV: WFE wake-up events."},
       {"cohacc", &SmmuFeatures::cohacc, "IDR0.COHACC: coherent table and queue accesses."},
       {"ecmdq", &SmmuFeatures::ecmdq, "IDR1.ECMDQ: enhanced command queues (needs MSI, COHACC, v3.3)."},
+      {"pri", &SmmuFeatures::pri, "IDR0.PRI: PCIe PRI, the PRI queue and CMD_PRI_RESP (docs/smmu.md, \"PRI\"); needs ats."},
       {"ats", &SmmuFeatures::ats, "IDR0.ATS: PCIe ATS, Translation Requests, translated transactions and CMD_ATC_INV (docs/smmu.md, \"ATS\"); split-stage ATS is not modelled (NS1ATS = 1)."},
       {"ril", &SmmuFeatures::ril, "IDR3.RIL: range invalidation."},
       {"gran4k", &SmmuFeatures::gran4k, "IDR5.GRAN4K."},
@@ -113,6 +114,7 @@ const std::vector<UintFeature>& uint_features() {
       {"ssidsize", &SmmuFeatures::ssidsize, 0, 20, "IDR1.SSIDSIZE: SubstreamID bits."},
       {"cmdqs", &SmmuFeatures::cmdqs, 0, 19, "IDR1.CMDQS: log2 of the largest command queue."},
       {"eventqs", &SmmuFeatures::eventqs, 0, 19, "IDR1.EVENTQS: log2 of the largest event queue."},
+      {"priqs", &SmmuFeatures::priqs, 0, 19, "IDR1.PRIQS: log2 of the largest PRI queue (with pri)."},
       {"oas_bits", &SmmuFeatures::oas_bits, 32, 48, "IDR5.OAS in bits (32, 36, 40, 42, 44 or 48; 52-bit addressing is not modelled)."},
       {"ecmdq_log2_pages", &SmmuFeatures::ecmdq_log2_pages, 0, 8, "IDR6.CMDQ_CONTROL_PAGE_LOG2NUMP: log2 of the command queue control pages."},
       {"ecmdq_log2_queues", &SmmuFeatures::ecmdq_log2_queues, 0, 8, "IDR6.CMDQ_CONTROL_PAGE_LOG2NUMQ: log2 of the ECMDQs per control page."},
@@ -202,6 +204,7 @@ const ParamTable<SmmuConfig>& smmu_params() {
     p.add("eventq_irq", &C::eventq_irq, 0, 1023, "line", "Wired interrupt of the event queue (used when no MSI is configured).").required();
     p.add("gerror_irq", &C::gerror_irq, 0, 1023, "line", "Wired interrupt of global errors (used when no MSI is configured).").required();
     p.add("sync_irq", &C::sync_irq, 0, 1023, "line", "Wired interrupt of CMD_SYNC with CS = SIG_IRQ on an SMMU without MSIs.").required();
+    p.add("priq_irq", &C::priq_irq, 0, 1023, "line", "Wired interrupt of the PRI queue (features.pri) when no MSI is configured; must be a line of its own then.");
     p.group("cmdq", &C::cmdq, cmdq, "Command queue consumer timing (docs/smmu.md).");
     p.group("ats", &C::ats, ats, "PCIe ATS message timing, used with features.ats (docs/smmu.md, \"ATS\").");
     p.add("reg_latency_ns", &C::reg_latency_ns, 0, 1e6, "ns", "Register access latency.");

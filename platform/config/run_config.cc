@@ -154,7 +154,7 @@ void check_stream_ids(const RunConfig& rc) {
 void check_ats(const RunConfig& rc) {
   for (size_t i = 0; i < rc.devices.size(); ++i) {
     const DeviceConfig& d = rc.devices[i];
-    if (!d.params.contains("atc") || d.params["atc"].value("entries", 0) == 0) continue;
+    if (!d.uses_ats()) continue;
     const std::string path = "/platform/devices/" + d.name + "/atc/entries";
     if (!rc.has_smmu) throw ConfigError(path, "a device using ATS needs an SMMU (the platform has none)");
     const unsigned smmu = rc.device_smmu[i];
@@ -181,6 +181,7 @@ void check_interrupt_lines(const RunConfig& rc) {
     const std::string who = i == 0 ? "the SMMU's" : "SMMU \"" + rc.smmu_name(i) + "\"'s";
     claim(c.eventq_irq, who + " event queue", smmu_path(i) + "/eventq_irq");
     claim(c.gerror_irq, who + " global errors", smmu_path(i) + "/gerror_irq");
+    if (c.features.pri) claim(c.priq_irq, who + " PRI queue", smmu_path(i) + "/priq_irq");
     claim(c.sync_irq, who + " CMD_SYNC", smmu_path(i) + "/sync_irq");
   }
   for (const auto& d : rc.devices)

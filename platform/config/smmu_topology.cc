@@ -24,6 +24,9 @@ void check_smmu_lines(const RunConfig& rc, unsigned i) {
     if (n >= rc.intc.lines)
       throw ConfigError(smmu_path(i) + "/" + line, "line " + std::to_string(n) + " does not exist (intc.lines = " +
                                                       std::to_string(rc.intc.lines) + ")");
+  if (c.features.pri && c.priq_irq >= rc.intc.lines)
+    throw ConfigError(smmu_path(i) + "/priq_irq", "line " + std::to_string(c.priq_irq) +
+                                                     " does not exist (intc.lines = " + std::to_string(rc.intc.lines) + ")");
 }
 
 // Where a field of SmmuConfig (InvalidConfig::field(), "translation.tlb.ways")

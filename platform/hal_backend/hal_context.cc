@@ -49,7 +49,7 @@ HalContext::HalContext(const HalPlatform& p)
     info.stream_id = d.stream_id;
     info.irq = d.irq;
     info.smmu = cfg.has_smmu ? cfg.device_smmu[devices_.size()] : 0;
-    info.ats = d.params.contains("atc") && d.params["atc"].value("entries", 0) > 0;
+    info.ats = d.uses_ats();
     devices_.push_back(info);
   }
   current_ = this;

@@ -266,7 +266,12 @@ int iommu_domain_init(struct iommu_domain *dom, struct smmu_device *smmu, uint16
 }
 
 void iommu_domain_destroy(struct iommu_domain *dom) {
-  if (dom) io_pgtable_destroy(&dom->pgt);
+  if (!dom) return;
+  /* Its ATS streams go with it (each was detached first, which forgot it). */
+  for (unsigned i = 0; i < n_ats_streams;)
+    if (ats_streams[i].dom == dom) ats_streams[i] = ats_streams[--n_ats_streams];
+    else i++;
+  io_pgtable_destroy(&dom->pgt);
 }
 
 /* Domain changes go into a recorded trace (hal_dma_trace). */
@@ -298,23 +303,32 @@ int iommu_attach_device_on(struct iommu_domain *dom, struct smmu_device *smmu, u
   return 0;
 }
 
-int iommu_enable_ats(struct iommu_domain *dom, struct smmu_device *smmu, uint32_t sid) {
-  if (!dom || !smmu || !smmu->feat.ats) return -IOMMU_EINVAL;
-  if (n_ats_streams == IOMMU_MAX_ATS_STREAMS) return -IOMMU_ENOMEM;
-  if (smmu_attach_s1_cfg_ats(smmu, sid, dom->asid, &dom->s1)) return -IOMMU_EIO;
-  ats_streams[n_ats_streams++] = (struct ats_stream){dom, smmu, sid};
+static struct ats_stream *find_ats_stream(const struct smmu_device *smmu, uint32_t sid) {
+  for (unsigned i = 0; i < n_ats_streams; i++)
+    if (ats_streams[i].smmu == smmu && ats_streams[i].sid == sid) return &ats_streams[i];
   return 0;
 }
 
-/* Linux's arm_smmu_disable_ats: the endpoint forgets every translation of
- * the stream before it stops using ATS. */
-static int forget_ats_stream(struct smmu_device *smmu, uint32_t sid) {
-  for (unsigned i = 0; i < n_ats_streams; i++) {
-    if (ats_streams[i].smmu != smmu || ats_streams[i].sid != sid) continue;
-    ats_streams[i] = ats_streams[--n_ats_streams];
-    return smmu_atc_inv(smmu, sid, 0, 0, true);
-  }
+int iommu_enable_ats(struct iommu_domain *dom, struct smmu_device *smmu, uint32_t sid) {
+  if (!dom || !smmu || !smmu->feat.ats) return -IOMMU_EINVAL;
+  struct ats_stream *a = find_ats_stream(smmu, sid);
+  if (!a && n_ats_streams == IOMMU_MAX_ATS_STREAMS) return -IOMMU_ENOMEM;
+  if (smmu_set_eats(smmu, sid, true)) return -IOMMU_EIO;
+  if (!a) a = &ats_streams[n_ats_streams++];
+  *a = (struct ats_stream){dom, smmu, sid};
   return 0;
+}
+
+/* After the stream's STE stopped translating (so the endpoint can get no new
+ * translation): the endpoint forgets every one it holds, and the stream
+ * leaves the list. Linux's arm_smmu_disable_ats first turns ATS off in the
+ * endpoint, which the model has no configuration space for. */
+static int forget_ats_stream(struct smmu_device *smmu, uint32_t sid) {
+  struct ats_stream *a = find_ats_stream(smmu, sid);
+  if (!a) return 0;
+  const int err = smmu_atc_inv(smmu, sid, 0, 0, true);
+  *a = ats_streams[--n_ats_streams];
+  return err;
 }
 
 int iommu_detach_device(struct iommu_domain *dom, uint32_t sid) { return iommu_detach_device_on(dom, dom->smmu, sid); }
@@ -322,7 +336,7 @@ int iommu_detach_device(struct iommu_domain *dom, uint32_t sid) { return iommu_d
 int iommu_detach_device_on(struct iommu_domain *dom, struct smmu_device *smmu, uint32_t sid) {
   const uint64_t traced = hal_dma_trace_begin();
   charge_indirect(dom, 1);
-  if (!smmu || forget_ats_stream(smmu, sid) || smmu_detach(smmu, sid)) return -IOMMU_EIO;
+  if (!smmu || smmu_detach(smmu, sid) || forget_ats_stream(smmu, sid)) return -IOMMU_EIO;
   trace_domain(traced, HAL_DMA_TRACE_DETACH, dom, sid);
   return 0;
 }

@@ -188,9 +188,9 @@ struct smmu_s1_cfg {
 int smmu_attach_s1(struct smmu_device *dev, uint32_t sid, uint16_t asid, phys_addr_t ttb);
 /* The same with every CD field the tables need taken from `cfg`. */
 int smmu_attach_s1_cfg(struct smmu_device *dev, uint32_t sid, uint16_t asid, const struct smmu_s1_cfg *cfg);
-/* The same with STE.EATS = 0b01: the stream's endpoint may use ATS (Linux's
- * arm_smmu_enable_ats; the SMMU must have IDR0.ATS). */
-int smmu_attach_s1_cfg_ats(struct smmu_device *dev, uint32_t sid, uint16_t asid, const struct smmu_s1_cfg *cfg);
+/* STE.EATS of attached stream `sid`: 0b01 (the endpoint may use ATS, Linux's
+ * arm_smmu_enable_ats; needs IDR0.ATS) or 0b00, then CFGI_STE + SYNC. 0 or -1. */
+int smmu_set_eats(struct smmu_device *dev, uint32_t sid, bool ats);
 int smmu_attach_bypass(struct smmu_device *dev, uint32_t sid);
 int smmu_attach_abort(struct smmu_device *dev, uint32_t sid);
 int smmu_detach(struct smmu_device *dev, uint32_t sid);

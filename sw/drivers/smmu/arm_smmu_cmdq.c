@@ -17,12 +17,17 @@ int smmu_cmdq_skip_error(struct smmu_device *dev) {
   sw_spin_lock(&dev->err_lock);
   if ((smmu_rd(dev, SMMU_GERROR) ^ dev->gerrorn) & SMMU_GERROR_CMDQ_ERR) {
     /* The queue stopped with CONS at the refused command: make it a
-     * CMD_SYNC, which is always legal, then acknowledge (IHI 0070 7.1). */
+     * CMD_SYNC, which is always legal, then acknowledge (IHI 0070 7.1). A
+     * CMD_SYNC that failed on an ATC invalidation's timeout stays as it is:
+     * fetched again, it completes, and its waiter with it (Linux's
+     * arm_smmu_cmdq_skip_err leaves it too). */
     const uint32_t cons = smmu_rd(dev, SMMU_CMDQ_CONS);
-    uint64_t *slot = q_slot(&dev->cmdq, cons);
-    slot[1] = 0;
-    slot[0] = cmd_sync_word0(SMMU_SYNC_CS_NONE, 0);
-    hal_barrier(HAL_BARRIER_DSB);
+    if (((cons >> SMMU_CMDQ_CONS_ERR_SHIFT) & SMMU_CMDQ_CONS_ERR_MASK) != SMMU_CERROR_ATC_INV_SYNC) {
+      uint64_t *slot = q_slot(&dev->cmdq, cons);
+      slot[1] = 0;
+      slot[0] = cmd_sync_word0(SMMU_SYNC_CS_NONE, 0);
+      hal_barrier(HAL_BARRIER_DSB);
+    }
     dev->gerrorn ^= SMMU_GERROR_CMDQ_ERR;
     smmu_wr(dev, SMMU_GERRORN, dev->gerrorn);
     dev->stats.cmdq_errors++;

@@ -33,10 +33,13 @@ static void ecmdq_write_prod(const struct smmu_ecmdq *e) {
  * caller holds the queue (its lock when shared). Returns 1 if it skipped one. */
 static int ecmdq_skip_error(struct smmu_device *dev, struct smmu_ecmdq *e, uint32_t cons) {
   if (((cons & SMMU_ECMDQ_CONS_ERR) != 0) == (e->errack != 0)) return 0;
-  uint64_t *slot = q_slot(&e->q, cons);
-  slot[1] = 0;
-  slot[0] = cmd_sync_word0(SMMU_SYNC_CS_NONE, 0);
-  hal_barrier(HAL_BARRIER_DSB);
+  /* As the main queue's: a CMD_SYNC that timed out on an ATC invalidation is run again as it is. */
+  if (((cons >> SMMU_ECMDQ_CONS_ERR_REASON_SHIFT) & SMMU_ECMDQ_CONS_ERR_REASON_MASK) != SMMU_CERROR_ATC_INV_SYNC) {
+    uint64_t *slot = q_slot(&e->q, cons);
+    slot[1] = 0;
+    slot[0] = cmd_sync_word0(SMMU_SYNC_CS_NONE, 0);
+    hal_barrier(HAL_BARRIER_DSB);
+  }
   e->errack ^= SMMU_ECMDQ_PROD_ERRACK;
   ecmdq_write_prod(e);
   sw_spin_lock(&dev->err_lock);

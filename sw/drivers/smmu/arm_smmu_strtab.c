@@ -83,20 +83,17 @@ static uint64_t *ste_of(struct smmu_device *dev, uint32_t sid) {
   return l2 + SMMU_STE_DWORDS * (sid & (l2_entries - 1));
 }
 
-static int write_ste_dw1(struct smmu_device *dev, uint32_t sid, uint64_t w0, uint64_t w1) {
+static int write_ste(struct smmu_device *dev, uint32_t sid, uint64_t w0) {
   uint64_t *ste = ste_of(dev, sid);
   if (!ste) return -1;
   /* Dword 0 (with V) is written last, after the rest is visible. */
-  ste[1] = w1;
-  for (int i = 2; i < SMMU_STE_DWORDS; i++) ste[i] = 0;
+  for (int i = 1; i < SMMU_STE_DWORDS; i++) ste[i] = 0;
   hal_barrier(HAL_BARRIER_DSB);
   ste[0] = w0;
   hal_barrier(HAL_BARRIER_DSB);
   const uint64_t cfgi[1][2] = {{SMMU_CMD_CFGI_STE | ((uint64_t)sid << SMMU_CMD0_SID_SHIFT), SMMU_CMD1_LEAF}};
   return smmu_cmdq_issue(dev, cfgi, 1, true);
 }
-
-static int write_ste(struct smmu_device *dev, uint32_t sid, uint64_t w0) { return write_ste_dw1(dev, sid, w0, 0); }
 
 int smmu_attach_abort(struct smmu_device *dev, uint32_t sid) { return write_ste(dev, sid, ste_abort); }
 
@@ -119,8 +116,7 @@ static uint64_t cd_word0(uint16_t asid, const struct smmu_s1_cfg *cfg) {
          ((uint64_t)asid << SMMU_CD0_ASID_SHIFT) | SMMU_CD0_V;
 }
 
-static int attach_s1(struct smmu_device *dev, uint32_t sid, uint16_t asid, const struct smmu_s1_cfg *cfg,
-                     uint64_t ste_w1) {
+int smmu_attach_s1_cfg(struct smmu_device *dev, uint32_t sid, uint16_t asid, const struct smmu_s1_cfg *cfg) {
   phys_addr_t cd_pa;
   uint64_t *cd = hal_dma_alloc(SMMU_CD_DWORDS * 8, 64, &cd_pa);
   if (!cd) return -1;
@@ -130,19 +126,24 @@ static int attach_s1(struct smmu_device *dev, uint32_t sid, uint16_t asid, const
   hal_barrier(HAL_BARRIER_DSB);
   cd[0] = cd_word0(asid, cfg);
   hal_barrier(HAL_BARRIER_DSB);
-  return write_ste_dw1(dev, sid,
-                       SMMU_STE0_V | ((uint64_t)SMMU_STE_CONFIG_S1 << SMMU_STE0_CONFIG_SHIFT) |
-                           (cd_pa & SMMU_STE0_S1CTXPTR_MASK),
-                       ste_w1);
+  return write_ste(dev, sid,
+                   SMMU_STE0_V | ((uint64_t)SMMU_STE_CONFIG_S1 << SMMU_STE0_CONFIG_SHIFT) |
+                       (cd_pa & SMMU_STE0_S1CTXPTR_MASK));
 }
 
-int smmu_attach_s1_cfg(struct smmu_device *dev, uint32_t sid, uint16_t asid, const struct smmu_s1_cfg *cfg) {
-  return attach_s1(dev, sid, asid, cfg, 0);
-}
-
-int smmu_attach_s1_cfg_ats(struct smmu_device *dev, uint32_t sid, uint16_t asid, const struct smmu_s1_cfg *cfg) {
-  if (!dev->feat.ats) return -1;
-  return attach_s1(dev, sid, asid, cfg, SMMU_STE_EATS_TRANS << SMMU_STE1_EATS_SHIFT);
+/* STE.EATS lives alone in dword 1's bits [29:28] here (S1DSS and the rest
+ * of it are 0 for the STEs this driver writes): one 64-bit write, then the
+ * STE's invalidation (IHI 0070 3.21.3: a single-copy-atomic update of a live
+ * STE needs no break). */
+int smmu_set_eats(struct smmu_device *dev, uint32_t sid, bool ats) {
+  if (ats && !dev->feat.ats) return -1;
+  uint64_t *ste = ste_of(dev, sid);
+  if (!ste) return -1;
+  const uint64_t field = 3ull << SMMU_STE1_EATS_SHIFT;
+  ste[1] = (ste[1] & ~field) | (ats ? SMMU_STE_EATS_TRANS << SMMU_STE1_EATS_SHIFT : 0);
+  hal_barrier(HAL_BARRIER_DSB);
+  const uint64_t cfgi[1][2] = {{SMMU_CMD_CFGI_STE | ((uint64_t)sid << SMMU_CMD0_SID_SHIFT), SMMU_CMD1_LEAF}};
+  return smmu_cmdq_issue(dev, cfgi, 1, true);
 }
 
 int smmu_attach_s1(struct smmu_device *dev, uint32_t sid, uint16_t asid, phys_addr_t ttb) {

@@ -105,6 +105,8 @@
 #define SMMU_ECMDQ_PROD_ERRACK SMMU_BIT(23)
 #define SMMU_ECMDQ_CONS_ENACK SMMU_BIT(31)
 #define SMMU_ECMDQ_CONS_ERR SMMU_BIT(23)
+#define SMMU_ECMDQ_CONS_ERR_REASON_SHIFT 24
+#define SMMU_ECMDQ_CONS_ERR_REASON_MASK 0x7u
 
 /* ---- Stream table level-1 descriptor (5.1.2): SPAN[4:0], L2Ptr[51:6] */
 #define SMMU_L1STD_SPAN_MASK 0x1Full
@@ -183,6 +185,7 @@
 #define SMMU_CMDQ_CONS_ERR_SHIFT 24
 #define SMMU_CMDQ_CONS_ERR_MASK 0x7Fu
 #define SMMU_CERROR_ILL 1u
+#define SMMU_CERROR_ATC_INV_SYNC 3u   /* an ATC invalidation timed out; CONS stays on the CMD_SYNC */
 #define SMMU_GERROR_CMDQ_ERR SMMU_BIT(0)
 #define SMMU_GERROR_CMDQP_ERR SMMU_BIT(9)
 

@@ -104,6 +104,31 @@ TEST(DeviceAtc, InvalidationRemovesOverlappingEntriesAndWaitsForTheirUse) {
   EXPECT_EQ(stats.counter("dev.atc.invalidations").value(), 2u);
 }
 
+// A device issues ahead of simulated time: an entry evicted while an access
+// through it is in flight must still hold back the next invalidation.
+TEST(DeviceAtc, AnEvictedEntryInUseDelaysTheNextInvalidation) {
+  StatsRegistry stats;
+  DeviceAtc atc(config(1), stats, "dev.atc");
+  atc.fill(success(0x1000, 0x8000'1000, 12));
+  atc.used(0x1000, ns_to_ps(9000));
+  atc.fill(success(0x2000, 0x8000'2000, 12));  // evicts it
+  EXPECT_FALSE(atc.peek(0x1000, false));
+  EXPECT_EQ(*atc.atc_invalidate(inv(0x1000, 0), ns_to_ps(1000)), ns_to_ps(9000));
+}
+
+// A new answer replaces every entry it overlaps (a write-capable block over
+// an older read-only page).
+TEST(DeviceAtc, AFillReplacesWhatItOverlaps) {
+  StatsRegistry stats;
+  DeviceAtc atc(config(4), stats, "dev.atc");
+  atc.fill(success(0x20'3000, 0x8000'3000, 12, false));
+  atc.fill(success(0x20'0000, 0x4000'0000, 21, true));
+  EXPECT_EQ(atc.size(), 1u);
+  const auto h = atc.peek(0x20'3000, true);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->pa, 0x4000'3000u);
+}
+
 TEST(DeviceAtc, SizeAllInvalidatesEverything) {
   StatsRegistry stats;
   DeviceAtc atc(config(8), stats, "dev.atc");

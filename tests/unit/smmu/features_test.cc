@@ -261,7 +261,7 @@ TEST(SmmuFeatures, ValidationReportsEachProblem) {
       {"v3.3 without E0PD", [](SmmuFeatures& f) { f.e0pd = false; }, "must support E0PD"},
       {"v3.2+ without BBML", [](SmmuFeatures& f) { f.bbml = 0; }, "BBML 1 or 2"},
       {"reserved BBML", [](SmmuFeatures& f) { f.bbml = 3; }, "bbml 3"},
-      {"PRI", [](SmmuFeatures& f) { f.pri = true; }, "PRI is not modelled"},
+      {"PRI without ATS", [](SmmuFeatures& f) { f.pri = true; }, "PRI needs ATS"},
       {"mixed-endian walks", [](SmmuFeatures& f) { f.ttendian = reg::idr0::kTtEndianMixed; }, "little-endian"},
       {"56-bit VAs", [](SmmuFeatures& f) { f.vax = 2; }, "vax 2"},
       {"52-bit VAs without 64K", [](SmmuFeatures& f) {

@@ -182,6 +182,9 @@ TEST(SmmuHwHeader, CommandLayouts) {
   EXPECT_EQ(atc[0], SMMU_CMD_ATC_INV | (0x42ull << SMMU_CMD0_SID_SHIFT));
   EXPECT_EQ(atc[1], (0x1234'0000ull & SMMU_CMD1_ADDR_MASK) | (5ull & SMMU_CMD1_ATC_SIZE_MASK));
   EXPECT_EQ(SMMU_ATC_INV_SIZE_ALL, unsigned{kAtcInvSizeAll});
+  EXPECT_EQ(SMMU_CERROR_ATC_INV_SYNC, reg::cerror::kAtcInvSync);
+  EXPECT_EQ(uint32_t{SMMU_ECMDQ_CONS_ERR_REASON_MASK} << SMMU_ECMDQ_CONS_ERR_REASON_SHIFT,
+            reg::ecmdq_cons::kErrReason.mask32());
 }
 
 // STE.EATS (5.2) where the C header puts it in dword 1.
