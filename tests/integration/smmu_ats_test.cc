@@ -23,6 +23,7 @@
 #include "smmu/commands.h"
 #include "smmu/descriptors.h"
 #include "smmu/event_queue.h"
+#include "smmu/pri_queue.h"
 #include "smmu/register_file.h"
 #include "smmu/registers.h"
 #include "smmu/smmu.h"
@@ -36,6 +37,8 @@ constexpr uint64_t kCmdq = kMem;             // 64 commands
 constexpr uint64_t kEvtq = kMem + 0x1000;    // 64 records
 constexpr uint64_t kStrtab = kMem + 0x4000;  // 64 STEs
 constexpr uint64_t kCd = kMem + 0x5000;
+constexpr uint64_t kPriq = kMem + 0x3000;    // 2 page requests (PRIQS 1)
+constexpr uint64_t kMsi = kMem + 0x3800;     // the PRI queue's MSI target
 constexpr uint64_t kTables = kMem + 0x10000;  // levels 0..3, a page each
 constexpr uint64_t kPages = kMem + 0x20000;
 constexpr uint64_t kIova = 0x4000'0000;  // RW page, then a read-only one, then nothing
@@ -79,6 +82,8 @@ struct FakeEndpoint : AtsDevice {
   std::optional<double> answer_ns = 300.0;
   std::vector<Invalidation> received;
   std::vector<Ps> arrivals;
+  std::vector<PrgResponse> responses;
+  void prg_response(const PrgResponse& r, Ps) override { responses.push_back(r); }
   std::optional<Ps> atc_invalidate(const Invalidation& inv, Ps arrives) override {
     received.push_back(inv);
     arrivals.push_back(arrives);
@@ -87,18 +92,21 @@ struct FakeEndpoint : AtsDevice {
   }
 };
 
-SmmuConfig config(bool ats) {
+SmmuConfig config(bool ats, bool pri = false) {
   SmmuConfig c;
   c.base = 0x0900'0000;
   c.features = SmmuFeatures::v3_3_profile();
   c.features.ats = ats;
+  c.features.pri = pri;
+  c.features.priqs = 1;
   c.ats.atc_inv_timeout_us = 5.0;  // within one submit()'s 10 us
   return c;
 }
 
 class SmmuAts : public ::testing::Test {
  protected:
-  explicit SmmuAts(bool ats = true) : mem_("mem"), master_("master"), smmu_("smmu", config(ats), nullptr, stats_, nullptr) {
+  explicit SmmuAts(bool ats = true, bool pri = false)
+      : mem_("mem"), master_("master"), smmu_("smmu", config(ats, pri), nullptr, stats_, nullptr) {
     smmu_.downstream.bind(mem_.socket);
     master_.socket.bind(smmu_.upstream);
     master_.regs.bind(smmu_.regs);
@@ -206,6 +214,43 @@ class SmmuAts : public ::testing::Test {
     t.clear_extension(&ats);
     EXPECT_EQ(t.get_response_status(), tlm::TLM_OK_RESPONSE);
     return ats;
+  }
+
+  // A PRI Page Request for the page at `addr`; whether the SMMU queued it.
+  bool page_request(uint32_t sid, uint64_t addr, uint16_t prg, bool last = true, bool write = false) {
+    tlm::tlm_generic_payload t;
+    t.set_command(tlm::TLM_IGNORE_COMMAND);
+    t.set_address(addr);
+    t.set_data_ptr(nullptr);
+    t.set_data_length(0);
+    StreamIdExtension id(sid, 0, false);
+    AtsExtension ats(AtsExtension::Kind::kPageRequest);
+    ats.prg_index = prg;
+    ats.last = last;
+    ats.want_write = write;
+    t.set_extension(&id);
+    t.set_extension(&ats);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    master_.socket->b_transport(t, delay);
+    t.clear_extension(&id);
+    t.clear_extension(&ats);
+    EXPECT_EQ(t.get_response_status(), tlm::TLM_OK_RESPONSE);
+    sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_US));
+    return ats.accepted;
+  }
+  PageRequestRecord priq_record(unsigned i) {
+    return PageRequestRecord::decode({mem_.peek64(kPriq + 16 * i), mem_.peek64(kPriq + 16 * i + 8)});
+  }
+  // The PRI queue at kPriq, its MSI to kMsi, PRIQEN and PRIQ_IRQEN.
+  void bring_up_priq(uint32_t irq_cfg2 = 0) {
+    bring_up();
+    wr(reg::kPriqBase, kPriq | 1, 8);
+    wr(reg::kPriqIrqCfg0, kMsi, 8);
+    wr(reg::kPriqIrqCfg1, 0x5151);
+    wr(reg::kPriqIrqCfg2, irq_cfg2);
+    wr(reg::kIrqCtrl, reg::irq_ctrl::kPriqIrqEn.mask32());
+    wr(reg::kCr0, reg::cr0::kSmmuEn.mask32() | reg::cr0::kCmdqEn.mask32() | reg::cr0::kEventqEn.mask32() |
+                      reg::cr0::kPriqEn.mask32());
   }
 
   // A translated 8-byte write of `value` to `pa`.
@@ -495,6 +540,118 @@ TEST_F(SmmuWithoutAts, Ats391_WithoutAtsNothingIsTranslatedForTheEndpoint) {
   EXPECT_EQ(events(), 0u);
   EXPECT_FALSE(stats_.has("smmu.ats.translation_requests"));
   EXPECT_FALSE(stats_.has("smmu.cmdq.errors.CERROR_ATC_INV_SYNC"));
+}
+
+class SmmuPri : public SmmuAts {
+ protected:
+  SmmuPri() : SmmuAts(true, true) { smmu_.attach_ats_device(kAts, &ep_); }
+  uint32_t msis() const {
+    return static_cast<uint32_t>(mem_.peek64(kMsi) & 0xFFFFFFFF) == 0x5151 ? 1u : 0u;
+  }
+  FakeEndpoint ep_;
+};
+
+// IHI 0070 8: a Page Request lands in the PRI queue with the fields of the
+// PCIe message (no PASID: X and Priv 0), PRIQ_PROD moves and the queue's MSI
+// goes out; software's CMD_PRI_RESP reaches the endpoint with its code.
+TEST_F(SmmuPri, Pri8_PageRequestIsQueuedAndPriRespReachesTheEndpoint) {
+  bring_up_priq();
+  ASSERT_TRUE(page_request(kAts, kIova + 0x2345, 7, true, true));
+  EXPECT_EQ(smmu_.registers().priq_prod().index(), 1u);
+  const PageRequestRecord r = priq_record(0);
+  EXPECT_EQ(r.sid, kAts);
+  EXPECT_EQ(r.addr, kIova + 0x2000);
+  EXPECT_EQ(r.prg_index, 7u);
+  EXPECT_TRUE(r.last);
+  EXPECT_TRUE(r.read);
+  EXPECT_TRUE(r.write);
+  EXPECT_FALSE(r.ssv);
+  EXPECT_FALSE(r.priv);
+  EXPECT_EQ(msis(), 1u);
+  EXPECT_TRUE(ep_.responses.empty());
+  submit({cmd_pri_resp(kAts, 7, 2)});  // Resp 0b10: Success
+  ASSERT_EQ(ep_.responses.size(), 1u);
+  EXPECT_EQ(ep_.responses[0].prg_index, 7u);
+  EXPECT_EQ(ep_.responses[0].code, PrgResponseCode::kSuccess);
+  EXPECT_FALSE(ep_.responses[0].automatic);
+  submit({cmd_pri_resp(kAts, 8, 1), cmd_pri_resp(kAts, 9, 0)});
+  ASSERT_EQ(ep_.responses.size(), 3u);
+  EXPECT_EQ(ep_.responses[1].code, PrgResponseCode::kInvalidRequest);
+  EXPECT_EQ(ep_.responses[2].code, PrgResponseCode::kResponseFailure);
+  EXPECT_EQ(counter("smmu.ats.page_requests_queued"), 1u);
+  EXPECT_EQ(counter("smmu.ats.prg_responses"), 3u);
+}
+
+// 6.3.35 PRIQ_IRQ_CFG2.LO: the interrupt only for the last request of a group.
+TEST_F(SmmuPri, Pri8_LastOnlyInterrupt) {
+  bring_up_priq(reg::irq_cfg2::kPriqLo.mask32());
+  ASSERT_TRUE(page_request(kAts, kIova, 1, false));
+  EXPECT_EQ(msis(), 0u);
+  ASSERT_TRUE(page_request(kAts, kIova + 0x1000, 1, true));
+  EXPECT_EQ(msis(), 1u);
+}
+
+// 8.1: a full queue overflows: OVFLG toggles, nothing more is written while
+// the overflow lasts, a Last request gets an automatic Success and others
+// are dropped silently; acknowledging it (OVACKFLG) lets requests in again.
+TEST_F(SmmuPri, Pri81_OverflowAutoRespondsToLastRequests) {
+  bring_up_priq();
+  ASSERT_TRUE(page_request(kAts, kIova, 1));
+  ASSERT_TRUE(page_request(kAts, kIova + 0x1000, 2));
+  EXPECT_FALSE(page_request(kAts, kIova + 0x2000, 3));  // full
+  EXPECT_TRUE(smmu_.registers().priq_overflow_pending());
+  ASSERT_EQ(ep_.responses.size(), 1u);
+  EXPECT_EQ(ep_.responses[0].prg_index, 3u);
+  EXPECT_EQ(ep_.responses[0].code, PrgResponseCode::kSuccess);
+  EXPECT_TRUE(ep_.responses[0].automatic);
+  EXPECT_FALSE(page_request(kAts, kIova + 0x3000, 4, false));  // not Last: silently dropped
+  EXPECT_EQ(ep_.responses.size(), 1u);
+  // Software drains the queue and acknowledges the overflow in one write.
+  const uint32_t ovflg = rd(reg::kPriqProd) & reg::queue_prod::kOvflg.mask32();
+  wr(reg::kPriqCons, (rd(reg::kPriqProd) & 3) | ovflg);
+  EXPECT_FALSE(smmu_.registers().priq_overflow_pending());
+  EXPECT_TRUE(page_request(kAts, kIova + 0x4000, 5));
+}
+
+// 8.2: with PRIQEN = 0 (or SMMUEN = 0) every Page Request is answered by
+// the SMMU with ResponseFailure and nothing is written.
+TEST_F(SmmuPri, Pri82_QueueOffAnswersResponseFailure) {
+  bring_up();  // PRIQEN stays 0
+  EXPECT_FALSE(page_request(kAts, kIova, 6));
+  ASSERT_EQ(ep_.responses.size(), 1u);
+  EXPECT_EQ(ep_.responses[0].code, PrgResponseCode::kResponseFailure);
+  EXPECT_TRUE(ep_.responses[0].automatic);
+  EXPECT_EQ(smmu_.registers().priq_prod().index(), 0u);
+}
+
+// 8.2: an abort writing the PRI queue is GERROR.PRIQ_ABT_ERR; while it is
+// active every request is answered with ResponseFailure.
+TEST_F(SmmuPri, Pri82_WriteAbortIsPriqAbtErr) {
+  bring_up();
+  wr(reg::kPriqBase, 0xF000'0000 | 1, 8);  // outside memory
+  wr(reg::kCr0, reg::cr0::kSmmuEn.mask32() | reg::cr0::kCmdqEn.mask32() | reg::cr0::kEventqEn.mask32() |
+                    reg::cr0::kPriqEn.mask32());
+  EXPECT_FALSE(page_request(kAts, kIova, 1));
+  EXPECT_TRUE(smmu_.registers().gerror_active() & reg::gerror::kPriqAbtErr.mask32());
+  wr(reg::kPriqBase, kPriq | 1, 8);  // ignored while PRIQEN: still aborting, and the error is active anyway
+  EXPECT_FALSE(page_request(kAts, kIova, 2));
+  ASSERT_EQ(ep_.responses.size(), 2u);
+  EXPECT_EQ(ep_.responses[1].code, PrgResponseCode::kResponseFailure);
+}
+
+// Without IDR0.PRI the PRIQ registers are RES0 and nothing takes a Page
+// Request: the SMMU answers ResponseFailure itself; CMD_PRI_RESP is ILLEGAL.
+TEST_F(SmmuAts, Pri_WithoutPriNothingIsQueued) {
+  FakeEndpoint ep;
+  smmu_.attach_ats_device(kAts, &ep);
+  bring_up();
+  wr(reg::kPriqBase, kPriq | 1, 8);
+  EXPECT_EQ(rd(reg::kPriqBase), 0u);
+  EXPECT_FALSE(page_request(kAts, kIova, 1));
+  ASSERT_EQ(ep.responses.size(), 1u);
+  EXPECT_EQ(ep.responses[0].code, PrgResponseCode::kResponseFailure);
+  submit({cmd_pri_resp(kAts, 1, 2)});
+  EXPECT_EQ(reg::queue_cons::kErr.get(rd(reg::kCmdqCons)), reg::cerror::kIll);
 }
 
 }  // namespace
