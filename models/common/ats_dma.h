@@ -13,12 +13,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
+#include <systemc>
 #include <tlm>
 
 #include "common/device_atc.h"
 #include "common/stream_id_extension.h"
 #include "common/sim_time.h"
+#include "common/stats.h"
 #include "common/tlm_time.h"
 #include "smmu/ats.h"
 
@@ -28,8 +31,10 @@ class AtsDma {
  public:
   // Sends `p` issued at `at` and returns when it completed.
   using Send = std::function<Ps(tlm::tlm_generic_payload& p, Ps at)>;
-  // `id`: the device's StreamID extension, copied for its Translation Requests.
-  AtsDma(DeviceAtc& atc, const StreamIdExtension& id, Send send);
+  // `id`: the device's StreamID extension, copied for its Translation
+  // Requests. `stats` and `prefix` (e.g. "nic0.atc") name the PRI counters,
+  // created only with cfg.pri.
+  AtsDma(DeviceAtc& atc, const StreamIdExtension& id, Send send, StatsRegistry& stats, const std::string& prefix);
 
   // One access of `len` bytes at the untranslated `addr`, issued at `at`
   // through `trans` (the device's payload, its extensions kept). Returns
@@ -41,6 +46,11 @@ class AtsDma {
   // A Translation Request for `addr` at `at`: fills the ATC; returns when
   // the completion is back at the endpoint.
   Ps request(uint64_t addr, Ps at);
+  // PRI: a Page Request for `addr` at `at`, then a wait in the calling
+  // SystemC thread for its PRG Response. Returns when it arrived, and
+  // whether it said Success.
+  Ps page_request(uint64_t addr, bool write, Ps at, bool* success);
+  void on_response(const smmu::AtsDevice::PrgResponse& r, Ps arrives);
 
   DeviceAtc& atc_;
   Send send_;
@@ -50,6 +60,15 @@ class AtsDma {
   tlm::tlm_generic_payload request_;  // carries its own StreamID and ATS extensions
   smmu::AtsExtension* request_ext_;
   smmu::AtsExtension translated_{smmu::AtsExtension::Kind::kTranslated};
+  // PRI: the group awaited, and its response once it came.
+  uint16_t prg_ = 0;
+  bool waiting_ = false, answered_ = false;
+  smmu::PrgResponseCode code_ = smmu::PrgResponseCode::kResponseFailure;
+  Ps answered_at_ = 0;
+  sc_core::sc_event response_;
+  Counter* page_requests_ = nullptr;
+  Counter* page_faults_failed_ = nullptr;
+  Histogram* page_fault_ns_ = nullptr;
 };
 
 // A Send through an initiator socket's blocking transport, `at` being a

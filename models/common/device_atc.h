@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,11 @@ struct AtcConfig {
   // A Translation Request's round trip over the link, on top of the SMMU's
   // own time for it: the endpoint waits for the completion.
   double request_rtt_ns = 800.0;
+  // PRI: an access the SMMU gave no translation for sends a Page Request
+  // and waits for the PRG Response, then asks again (PCIe 6.0 10.4). Needs
+  // software that answers the PRI queue: without it the device waits for
+  // ever. Off: such an access goes untranslated (and faults).
+  bool pri = false;
 
   bool enabled() const { return entries > 0; }
   // Throws InvalidConfig naming `at`.<field>.
@@ -57,6 +63,13 @@ class DeviceAtc : public smmu::AtsDevice {
   // Keeps a Success completion with R or W (others are not cached).
   void fill(const smmu::AtsExtension& completion);
 
+  // PRG Responses go to whoever waits for them (AtsDma with PRI).
+  using ResponseSink = std::function<void(const PrgResponse&, Ps arrives)>;
+  void set_response_sink(ResponseSink sink) { response_sink_ = std::move(sink); }
+  void prg_response(const PrgResponse& r, Ps arrives) override {
+    if (response_sink_) response_sink_(r, arrives);
+  }
+
   // AtsDevice: removes the entries the invalidation covers; answers after
   // invalidate_ns and after the last access that used one of them, or one
   // the ATC evicted or replaced earlier (it may have covered the range).
@@ -82,6 +95,7 @@ class DeviceAtc : public smmu::AtsDevice {
   void drop(Entry& e);  // evicts or replaces it, keeping its accesses' end
 
   AtcConfig cfg_;
+  ResponseSink response_sink_;
   std::vector<Entry> entries_;
   uint64_t clock_ = 0;
   Ps dropped_use_end_ = 0;  // latest access end of an entry no longer held

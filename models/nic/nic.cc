@@ -51,7 +51,8 @@ Nic::Nic(sc_core::sc_module_name name, const NicConfig& cfg, IrqSink* irq, Stats
   regs.register_b_transport(this, &Nic::b_transport);
   trans_.set_extension(new StreamIdExtension(cfg.stream_id, 0, false));  // owned by the payload
   if (cfg.atc.enabled())
-    ats_dma_ = std::make_unique<AtsDma>(atc_, *trans_.get_extension<StreamIdExtension>(), send_through(mem));
+    ats_dma_ = std::make_unique<AtsDma>(atc_, *trans_.get_extension<StreamIdExtension>(), send_through(mem), stats,
+                                        std::string(basename()) + ".atc");
   SC_THREAD(rx_thread);
   SC_THREAD(tx_thread);
   SC_THREAD(irq_thread);

@@ -49,7 +49,8 @@ Nvme::Nvme(sc_core::sc_module_name name, const NvmeConfig& cfg, IrqSink* irq, St
   regs.register_b_transport(this, &Nvme::b_transport);
   trans_.set_extension(new StreamIdExtension(cfg.stream_id, 0, false));  // owned by the payload
   if (cfg.atc.enabled())
-    ats_dma_ = std::make_unique<AtsDma>(atc_, *trans_.get_extension<StreamIdExtension>(), send_through(mem));
+    ats_dma_ = std::make_unique<AtsDma>(atc_, *trans_.get_extension<StreamIdExtension>(), send_through(mem), stats,
+                                        std::string(basename()) + ".atc");
   SC_THREAD(control_thread);
   SC_THREAD(submission_thread);
   SC_THREAD(io_thread);

@@ -17,6 +17,8 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "common/ats_dma.h"
+#include "common/device_atc.h"
 #include "common/stats.h"
 #include "common/stream_id_extension.h"
 #include "smmu/ats.h"
@@ -637,6 +639,81 @@ TEST_F(SmmuPri, Pri82_WriteAbortIsPriqAbtErr) {
   EXPECT_FALSE(page_request(kAts, kIova, 2));
   ASSERT_EQ(ep_.responses.size(), 2u);
   EXPECT_EQ(ep_.responses[1].code, PrgResponseCode::kResponseFailure);
+}
+
+// An endpoint with an ATC and PRI (common/ats_dma.h) that makes one 8-byte
+// write from its own thread, for the PRI tests below.
+struct PriEndpoint : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<PriEndpoint> socket{"socket"};
+  StatsRegistry& stats;
+  DeviceAtc atc;
+  tlm::tlm_generic_payload trans;
+  std::unique_ptr<AtsDma> dma;
+  uint64_t iova = 0, value = 0;
+  bool done = false, ok = false;
+  SC_HAS_PROCESS(PriEndpoint);
+  PriEndpoint(sc_core::sc_module_name n, StatsRegistry& s, uint64_t addr)
+      : sc_module(n), stats(s), atc(pri_atc(), s, "ep.atc"), iova(addr) {
+    trans.set_extension(new StreamIdExtension(kAts, 0, false));
+    dma = std::make_unique<AtsDma>(atc, *trans.get_extension<StreamIdExtension>(), send_through(socket), s, "ep.atc");
+    SC_THREAD(run);
+  }
+  static AtcConfig pri_atc() {
+    AtcConfig c;
+    c.entries = 8;
+    c.pri = true;
+    return c;
+  }
+  void run() {
+    sc_core::wait(sc_core::sc_time(1, sc_core::SC_US));  // after the test's bring-up
+    value = 0xFEED;
+    dma->access(trans, true, iova, reinterpret_cast<uint8_t*>(&value), 8, now_ps(), &ok);
+    done = true;
+  }
+};
+
+// PCIe 10.4, IHI 0070 8: an endpoint that gets no translation asks for the
+// page with a Page Request and waits; software maps the page and answers
+// Success; the endpoint asks again and its write goes out translated.
+TEST_F(SmmuPri, Pri8_AnEndpointWaitsForThePageThenWritesTranslated) {
+  PriEndpoint ep("ep", stats_, kIova + 0x4000);  // not mapped yet
+  ep.socket.bind(smmu_.upstream);
+  smmu_.attach_ats_device(kAts, &ep.atc);
+  bring_up_priq();
+  sc_core::sc_start(sc_core::sc_time(5, sc_core::SC_US));
+  EXPECT_FALSE(ep.done);  // waiting for the PRG Response
+  ASSERT_EQ(smmu_.registers().priq_prod().index(), 1u);
+  const PageRequestRecord r = priq_record(0);
+  EXPECT_EQ(r.addr, kIova + 0x4000);
+  EXPECT_TRUE(r.write);
+  // Software: map the page (read-write), then respond.
+  const uint64_t pte = (kPages + 0x4000) | 3 | (1u << 11) | (1u << 10) | (3u << 8) | (1u << 6);
+  mem_.poke(kTables + 3 * 0x1000 + 8 * (((kIova >> 12) + 4) & 511), &pte, 8);
+  submit({cmd_pri_resp(kAts, r.prg_index, 2)});
+  ASSERT_TRUE(ep.done);
+  EXPECT_TRUE(ep.ok);
+  EXPECT_EQ(mem_.peek64(kPages + 0x4000), 0xFEEDu);
+  EXPECT_EQ(counter("ep.atc.page_requests"), 1u);
+  EXPECT_EQ(counter("ep.atc.fills"), 1u);
+  EXPECT_EQ(counter("smmu.ats.translated"), 1u);
+  // Asked at about 1.4 us, answered after software ran at 5 us.
+  EXPECT_GE(stats_.histogram("ep.atc.page_fault_ns").max(), 3000.0);
+}
+
+// A response other than Success: the endpoint gives up on a translation and
+// its access goes untranslated, which the SMMU faults.
+TEST_F(SmmuPri, Pri8_AFailedPageRequestEndsInAFault) {
+  PriEndpoint ep("ep", stats_, kIova + 0x5000);
+  ep.socket.bind(smmu_.upstream);
+  smmu_.attach_ats_device(kAts, &ep.atc);
+  bring_up_priq();
+  sc_core::sc_start(sc_core::sc_time(5, sc_core::SC_US));
+  ASSERT_EQ(smmu_.registers().priq_prod().index(), 1u);
+  submit({cmd_pri_resp(kAts, priq_record(0).prg_index, 1)});  // InvalidRequest
+  ASSERT_TRUE(ep.done);
+  EXPECT_FALSE(ep.ok);
+  EXPECT_EQ(counter("ep.atc.page_faults_failed"), 1u);
+  EXPECT_EQ(counter("smmu.faults.F_TRANSLATION"), 1u);
 }
 
 // Without IDR0.PRI the PRIQ registers are RES0 and nothing takes a Page
