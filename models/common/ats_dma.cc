@@ -33,6 +33,9 @@ void AtsDma::on_response(const smmu::AtsDevice::PrgResponse& r, Ps arrives) {
 }
 
 Ps AtsDma::page_request(uint64_t addr, bool write, Ps at, bool* success) {
+  // One group outstanding: another thread of the device that faults waits
+  // for it to be answered first.
+  while (waiting_) sc_core::wait(response_);
   prg_ = static_cast<uint16_t>((prg_ + 1) & 0x1FF);
   waiting_ = true;
   answered_ = false;
@@ -51,6 +54,7 @@ Ps AtsDma::page_request(uint64_t addr, bool write, Ps at, bool* success) {
   // The response may have come back at once (the SMMU's own); else wait.
   while (!answered_) sc_core::wait(response_);
   waiting_ = false;
+  response_.notify(sc_core::SC_ZERO_TIME);  // a thread queued behind this one
   t = std::max(t, answered_at_);
   if (t > now_ps()) sc_core::wait(ps_to_sc(t - now_ps()));
   *success = code_ == smmu::PrgResponseCode::kSuccess;

@@ -5,6 +5,7 @@
 
 #include <sysc/kernel/sc_spawn.h>
 
+#include "common/ats_dma.h"
 #include "common/payload.h"
 #include "common/stream_id_extension.h"
 #include "common/tlm_time.h"
@@ -25,8 +26,12 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, IrqSink
       msi_errors_(stats.counter(std::string(basename()) + ".msi_errors")),
       go_while_busy_(stats.counter(std::string(basename()) + ".go_while_busy")),
       transfer_latency_(stats.histogram(std::string(basename()) + ".transfer_latency_ns", "ns", 1000.0)),
-      stats_(stats) {
+      stats_(stats),
+      atc_(cfg.atc, stats, std::string(basename()) + ".atc") {
   regs.register_b_transport(this, &DmaEngine::b_transport);
+  if (cfg.atc.enabled())
+    ats_dma_ = std::make_unique<AtsDma>(atc_, StreamIdExtension(cfg.stream_id, 0, false), send_through(mem), stats,
+                                        std::string(basename()) + ".atc");
   for (unsigned c = 0; c < cfg.channels; ++c) {
     const std::string p = std::string(basename()) + ".ch" + std::to_string(c);
     ch_[c].transfers = &stats.counter(p + ".transfers");
@@ -69,8 +74,15 @@ void DmaEngine::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
   }
 }
 
+DmaEngine::~DmaEngine() = default;
+
 Ps DmaEngine::issue(tlm::tlm_generic_payload& t, bool is_write, uint64_t addr, uint8_t* buf, unsigned len,
                     Ps at, bool* ok) {
+  if (ats_dma_) {
+    const StreamIdExtension* id = t.get_extension<StreamIdExtension>();
+    if (id && id->stream_id == cfg_.stream_id && !id->substream_valid)
+      return ats_dma_->access(t, is_write, addr, buf, len, at, ok);
+  }
   prepare_access(t, is_write, addr, buf, len);
   const Ps now = now_ps();
   sc_core::sc_time delay = ps_to_sc(at > now ? at - now : 0);
@@ -167,6 +179,7 @@ void DmaConfig::validate() const {
   check::at_least_one(max_outstanding, "max_outstanding");
   check::time(setup_ns, "setup_ns");
   check::time(reg_latency_ns, "reg_latency_ns");
+  atc.validate("atc");
 }
 
 }  // namespace smmu_vp

@@ -15,6 +15,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "common/device_atc.h"
 #include "common/invalid_config.h"
 #include "common/stats.h"
 #include "common/tlm_time.h"
@@ -24,6 +25,8 @@
 
 namespace smmu_vp {
 
+class AtsDma;
+
 struct DmaConfig {
   unsigned channels = 2;
   uint32_t burst_bytes = 256;
@@ -32,6 +35,10 @@ struct DmaConfig {
   double reg_latency_ns = 10.0;  // register access
   uint32_t stream_id = 0;        // reset value of each channel's SID register
   unsigned irq = 0;              // channel n raises line irq + n
+  // ATS (and PRI) as an accelerator-like master: an ATC for stream_id (off:
+  // entries 0). A channel programmed with another StreamID or a SubstreamID
+  // sends its transfers untranslated.
+  AtcConfig atc;
 
   // Throws InvalidConfig naming the first field the model cannot be built
   // with (the module's constructor calls it).
@@ -46,6 +53,10 @@ class DmaEngine : public sc_core::sc_module {
   SC_HAS_PROCESS(DmaEngine);
   DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, IrqSink* irq,
             StatsRegistry& stats, TraceSink* trace);
+  ~DmaEngine() override;
+  // With ATS (cfg.atc): the ATC the SMMU sends CMD_ATC_INV and PRG
+  // Responses to; else nullptr.
+  smmu::AtsDevice* ats_device() { return ats_dma_ ? &atc_ : nullptr; }
 
   DmaEngineCore& core() { return core_; }
   uint64_t register_block_size() const { return DmaEngineCore::register_block_size(cfg_.channels); }
@@ -84,6 +95,8 @@ class DmaEngine : public sc_core::sc_module {
   Counter& go_while_busy_;
   Histogram& transfer_latency_;
   StatsRegistry& stats_;
+  DeviceAtc atc_;
+  std::unique_ptr<AtsDma> ats_dma_;  // null without ATS
   Ps first_go_ = UINT64_MAX;
   Ps last_done_ = 0;
 };

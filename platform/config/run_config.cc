@@ -160,6 +160,9 @@ void check_ats(const RunConfig& rc) {
     const unsigned smmu = rc.device_smmu[i];
     if (!rc.smmu_config(smmu).features.ats)
       throw ConfigError(path, "ATS needs the SMMU to have it: set " + smmu_path(smmu) + "/features/ats to true");
+    if (d.params["atc"].value("pri", false) && !rc.smmu_config(smmu).features.pri)
+      throw ConfigError("/platform/devices/" + d.name + "/atc/pri",
+                        "PRI needs the SMMU to have it: set " + smmu_path(smmu) + "/features/pri to true");
   }
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/params.h"
+#include "devices/atc_params.h"
 #include "util/human.h"
 
 namespace smmu_vp {
@@ -17,6 +18,7 @@ const config::ParamTable<DmaConfig>& dma_params() {
     p.add("max_outstanding", &DmaConfig::max_outstanding, 1, 256, "bursts", "Bursts in flight per channel.");
     p.add("setup_ns", &DmaConfig::setup_ns, 0, 1e9, "ns", "Time from GO to the first burst.");
     p.add("reg_latency_ns", &DmaConfig::reg_latency_ns, 0, 1e6, "ns", "Register access latency.");
+    p.group("atc", &DmaConfig::atc, atc_params(), kAtcHelp);
     return p;
   }();
   return t;
@@ -32,7 +34,7 @@ std::string dma_summary(const DeviceConfig& d, const StatsRegistry& s) {
   if (const Histogram* h = s.find_histogram(d.name + ".transfer_latency_ns"))
     line += fmt::format(", {} transfers, latency p50 {} p99 {}", h->count(), human_ns(h->percentile(50)),
                         human_ns(h->percentile(99)));
-  return line + "\n";
+  return line + "\n" + atc_summary(d.name, s);
 }
 
 DeviceType dma_device_type() {

@@ -5,6 +5,7 @@ extern const struct hal_app app_camera;
 extern const struct hal_app app_cmd_sync_latency;
 extern const struct hal_app app_dma_copy;
 extern const struct hal_app app_dma_map_bench;
+extern const struct hal_app app_iopf_bench;
 extern const struct hal_app app_fio;
 extern const struct hal_app app_iova_bench;
 extern const struct hal_app app_lock_contend;
@@ -21,6 +22,7 @@ const struct hal_app *const sw_apps[] = {
     &app_cmd_sync_latency,
     &app_dma_copy,
     &app_dma_map_bench,
+    &app_iopf_bench,
     &app_fio,
     &app_iova_bench,
     &app_lock_contend,

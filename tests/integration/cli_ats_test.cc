@@ -73,6 +73,34 @@ TEST(CliAts, AnNvmeDriveUsesItsAtcToo) {
   fs::remove_all(d);
 }
 
+// PRI end to end (iopf_sweep): the DMA engine's copies fault on the pages
+// the app left unmapped, each fault goes through the PRI queue to the app's
+// handler, which maps the page and answers; every copy's data arrives.
+TEST(CliAts, PageFaultsAreServedThroughThePriQueue) {
+  const fs::path d = temp_dir("iopf");
+  const std::string iopf = std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/iopf_sweep.json";
+  const Cmd r = sh("run " + iopf + " --out " + d.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json s = read_json(d / "stats.json");
+  const nlohmann::json& app = s["sw"]["iopf_bench"];
+  const uint64_t faults = n(app["faults"]);
+  EXPECT_EQ(faults, 8u * n(app["faulting_pages"]));  // every copy faults the same pages
+  EXPECT_GT(faults, 0u);
+  EXPECT_EQ(n(app["faults_failed"]), 0u);
+  EXPECT_FALSE(app.contains("data_errors"));
+  EXPECT_EQ(n(s["smmu"]["ats"]["page_requests_queued"]), faults);
+  EXPECT_EQ(n(s["smmu"]["ats"]["prg_responses"]), faults);
+  EXPECT_EQ(n(s["dma0"]["atc"]["page_requests"]), faults);
+  EXPECT_EQ(n(s["dma0"]["atc"]["page_faults_failed"]), 0u);
+  EXPECT_EQ(n(s["smmu"]["faults"]["total"]), 0u);  // no access went untranslated into a hole
+  fs::remove_all(d);
+  // Without PRI at the SMMU the configuration is refused.
+  const Cmd bad = sh("run " + iopf + " --out " + d.string() + " --set platform.smmu.features.pri=false");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("/platform/devices/dma0/atc/pri"), std::string::npos) << bad.out;
+  fs::remove_all(d);
+}
+
 TEST(CliAts, AnAtcBehindAnSmmuWithoutAtsIsAConfigurationError) {
   const fs::path d = temp_dir("ats-bad");
   const Cmd r = sh("run " + kAts + " --out " + d.string() + " --set platform.smmu.features.ats=false");

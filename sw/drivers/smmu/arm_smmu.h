@@ -235,6 +235,17 @@ int smmu_sync(struct smmu_device *dev);
  * 3.9.1.4: an endpoint could refill from the SMMU's stale TLB otherwise). */
 int smmu_atc_inv(struct smmu_device *dev, uint32_t sid, uint64_t iova, uint64_t size, bool sync);
 
+/* PRI (IHI 0070 chapter 8, arm_smmu_pri.c). smmu_enable_pri sets up a PRI
+ * queue of 2^log2size records (capped at IDR1.PRIQS) with its MSI to
+ * `msi_line` (0: no interrupt) and turns PRIQEN on; -1 without IDR0.PRI.
+ * smmu_handle_priq consumes the queue: `fault` is called for each Page
+ * Request (the StreamID, the page, whether a write is wanted) and returns 0
+ * once the page is present; each group is answered with CMD_PRI_RESP,
+ * Success or InvalidRequest. Returns the records handled. */
+typedef int (*smmu_page_fault_fn)(void *ctx, uint32_t sid, uint64_t page, bool write);
+int smmu_enable_pri(struct smmu_device *dev, unsigned log2size, unsigned msi_line);
+unsigned smmu_handle_priq(struct smmu_device *dev, smmu_page_fault_fn fault, void *ctx);
+
 /* Consumes the event queue: decodes, counts and logs each record. Returns
  * the number of records handled. */
 unsigned smmu_handle_events(struct smmu_device *dev);

@@ -5,6 +5,7 @@
 #include "smmu/commands.h"
 #include "smmu/descriptors.h"
 #include "smmu/event_queue.h"
+#include "smmu/pri_queue.h"
 #include "smmu/registers.h"
 #include "drivers/smmu/smmu_hw.h"
 
@@ -185,6 +186,38 @@ TEST(SmmuHwHeader, CommandLayouts) {
   EXPECT_EQ(SMMU_CERROR_ATC_INV_SYNC, reg::cerror::kAtcInvSync);
   EXPECT_EQ(uint32_t{SMMU_ECMDQ_CONS_ERR_REASON_MASK} << SMMU_ECMDQ_CONS_ERR_REASON_SHIFT,
             reg::ecmdq_cons::kErrReason.mask32());
+}
+
+// The PRI side (chapter 8, 4.5.2) as the C driver uses it.
+TEST(SmmuHwHeader, PriLayouts) {
+  EXPECT_EQ(SMMU_IDR0_PRI, reg::idr0::kPri.mask32());
+  EXPECT_EQ(SMMU_IDR1_PRIQS_SHIFT, reg::idr1::kPriqs.lo);
+  EXPECT_EQ(SMMU_CR0_PRIQEN, reg::cr0::kPriqEn.mask32());
+  EXPECT_EQ(SMMU_IRQ_CTRL_PRIQ_IRQEN, reg::irq_ctrl::kPriqIrqEn.mask32());
+  EXPECT_EQ(SMMU_PRIQ_BASE, reg::kPriqBase);
+  EXPECT_EQ(SMMU_PRIQ_IRQ_CFG0, reg::kPriqIrqCfg0);
+  EXPECT_EQ(SMMU_PRIQ_IRQ_CFG1, reg::kPriqIrqCfg1);
+  EXPECT_EQ(SMMU_PRIQ_PROD, reg::kPriqProd);
+  EXPECT_EQ(SMMU_PRIQ_CONS, reg::kPriqCons);
+  PageRequestRecord r;
+  r.sid = 0x1234;
+  r.write = true;
+  r.last = true;
+  r.prg_index = 0x1AB;
+  r.addr = 0x8765'4000;
+  const std::array<uint64_t, 2> w = r.encode();
+  EXPECT_EQ(SMMU_PRIQ_DWORDS * 8, PageRequestRecord::kBytes);
+  EXPECT_EQ(w[0] & SMMU_PRIQ0_SID_MASK, 0x1234u);
+  EXPECT_TRUE(w[0] & SMMU_PRIQ0_WRITE);
+  EXPECT_TRUE(w[0] & SMMU_PRIQ0_LAST);
+  EXPECT_EQ(w[1] & SMMU_PRIQ1_PRG_MASK, 0x1ABu);
+  EXPECT_EQ(w[1] & SMMU_PRIQ1_ADDR_MASK, 0x8765'4000u);
+  const CommandWords resp = cmd_pri_resp(0x42, 0x1AB, SMMU_PRI_RESP_SUCCESS);
+  EXPECT_EQ(resp[0], SMMU_CMD_PRI_RESP | (0x42ull << SMMU_CMD0_SID_SHIFT));
+  EXPECT_EQ(resp[1], 0x1ABull | (uint64_t{SMMU_PRI_RESP_SUCCESS} << SMMU_CMD1_PRI_RESP_SHIFT));
+  EXPECT_EQ(prg_code_of_resp(SMMU_PRI_RESP_SUCCESS), PrgResponseCode::kSuccess);
+  EXPECT_EQ(prg_code_of_resp(SMMU_PRI_RESP_INVALID), PrgResponseCode::kInvalidRequest);
+  EXPECT_EQ(prg_code_of_resp(SMMU_PRI_RESP_FAILURE), PrgResponseCode::kResponseFailure);
 }
 
 // STE.EATS (5.2) where the C header puts it in dword 1.
