@@ -87,7 +87,7 @@ Ps Camera::dma(tlm::tlm_generic_payload& trans, uint64_t addr, void* data, unsig
   sc_core::sc_time delay = ps_to_sc(at > now ? at - now : 0);
   mem->b_transport(trans, delay);
   *ok = trans.is_response_ok();
-  return now + sc_to_ps(delay);
+  return now_ps() + sc_to_ps(delay);  // the time at return: a stalled translation waits
 }
 
 // ---- Sensor

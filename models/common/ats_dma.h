@@ -79,7 +79,7 @@ AtsDma::Send send_through(Socket& socket) {
     const Ps now = now_ps();
     sc_core::sc_time delay = ps_to_sc(at > now ? at - now : 0);
     socket->b_transport(p, delay);
-    return now + sc_to_ps(delay);
+    return now_ps() + sc_to_ps(delay);  // the time at return: a stalled translation waits
   };
 }
 

@@ -88,7 +88,7 @@ Ps DmaEngine::issue(tlm::tlm_generic_payload& t, bool is_write, uint64_t addr, u
   sc_core::sc_time delay = ps_to_sc(at > now ? at - now : 0);
   mem->b_transport(t, delay);
   *ok = t.is_response_ok();
-  return now + sc_to_ps(delay);
+  return now_ps() + sc_to_ps(delay);  // the time at return: a stalled translation waits
 }
 
 void DmaEngine::channel_thread(unsigned ch) {

@@ -105,7 +105,7 @@ Ps Nvme::dma(bool is_write, uint64_t addr, void* data, unsigned len, Ps at, bool
   sc_core::sc_time delay = ps_to_sc(at > now ? at - now : 0);
   mem->b_transport(trans_, delay);
   *ok = trans_.is_response_ok();
-  return now + sc_to_ps(delay);
+  return now_ps() + sc_to_ps(delay);  // the time at return: a stalled translation waits
 }
 
 // ---- Controller state (NVMe 2.0 3.5.1, 3.6)

@@ -235,6 +235,8 @@ void CommandQueueConsumer::consume() {
       // command has completed, which is what a later SYNC waits for.
       const ExecResult r = executor_.execute(d.command);
       if (d.command.opcode == Opcode::kPriResp && hooks_.pri_response) hooks_.pri_response(d.command, now());
+      if ((d.command.opcode == Opcode::kResume || d.command.opcode == Opcode::kStallTerm) && hooks_.stall_command)
+        hooks_.stall_command(d.command, now());
       if (r.cls == CommandClass::kAtc && hooks_.atc_invalidate) {
         // Sent now; a later CMD_SYNC waits for the endpoint's completion.
         const Hooks::AtcOutcome o = hooks_.atc_invalidate(d.command, now());

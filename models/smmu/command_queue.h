@@ -78,6 +78,9 @@ class CommandQueueConsumer : public sc_core::sc_module {
     // CMD_PRI_RESP consumed at `at`: the PRG Response goes to the endpoint.
     // Nothing waits for it (4.7.3: a CMD_SYNC guarantees nothing of it).
     std::function<void(const Command& cmd, Ps at)> pri_response;
+    // CMD_RESUME or CMD_STALL_TERM consumed at `at` (complete when consumed,
+    // 4.7.3). Empty: no stall model.
+    std::function<void(const Command& cmd, Ps at)> stall_command;
   };
 
   SC_HAS_PROCESS(CommandQueueConsumer);

@@ -175,9 +175,13 @@ const char* missing_feature(Opcode op, const SmmuFeatures& f) {
       if (!f.pri) return "is ILLEGAL when SMMU_IDR0.PRI == 0 (IHI 0070 4.5.2)";
       return nullptr;
     case Opcode::kResume:
-      return "raises CERROR_ILL: the Stall model is not supported (SMMU_IDR0.STALL_MODEL == 0b01; IHI 0070 4.7.1)";
+      if (f.stall_model == 0b01)
+        return "raises CERROR_ILL: the Stall model is not supported (SMMU_IDR0.STALL_MODEL == 0b01; IHI 0070 4.7.1)";
+      return nullptr;
     case Opcode::kStallTerm:
-      return "raises CERROR_ILL: the Stall model is not supported (SMMU_IDR0.STALL_MODEL == 0b01; IHI 0070 4.7.2)";
+      if (f.stall_model == 0b01)
+        return "raises CERROR_ILL: the Stall model is not supported (SMMU_IDR0.STALL_MODEL == 0b01; IHI 0070 4.7.2)";
+      return nullptr;
     default: return nullptr;
   }
 }

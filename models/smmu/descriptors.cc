@@ -187,6 +187,7 @@ DecodeResult decode_ste(const SteWords& w, const SmmuCaps& caps, DecodedSte* out
     // IHI 0070 5.2 (S2S): 1 with STALL_MODEL 0b01 is ILLEGAL; 0 with 0b10 too.
     if (s2s && caps.stall_model == 0b01) return bad(EventId::kBadSte, "STE.S2S is 1 but IDR0.STALL_MODEL is 0b01");
     if (!s2s && caps.stall_model == 0b10) return bad(EventId::kBadSte, "STE.S2S is 0 but IDR0.STALL_MODEL is 0b10");
+    s.s2_stall = s2s;
     // IHI 0070 5.2 (S2HA, S2HD): HA with HTTU 0b00, HD with HTTU 0b0x, ILLEGAL.
     if ((s2ha || s2hd) && caps.httu == 0b00) return bad(EventId::kBadSte, "STE.S2HA/S2HD set but IDR0.HTTU is 0b00");
     if (s2hd && caps.httu == 0b01) return bad(EventId::kBadSte, "STE.S2HD set but IDR0.HTTU is 0b01");
@@ -250,6 +251,7 @@ DecodeResult decode_cd(const CdWords& w, const SmmuCaps& caps, DecodedCd* out, b
   if (stall && ste_s1stalld) return bad(EventId::kBadCd, "CD.S is 1 under STE.S1STALLD = 1");
   if (stall && caps.stall_model == 0b01) return bad(EventId::kBadCd, "CD.S is 1 but IDR0.STALL_MODEL is 0b01");
   if (!stall && caps.stall_model == 0b10) return bad(EventId::kBadCd, "CD.S is 0 but IDR0.STALL_MODEL is 0b10");
+  c.stall = stall;
   // IHI 0070 5.4.2, 5.5: with IDR0.TERM_MODEL = 1, CD.A = 0 is ILLEGAL
   // (terminated transactions cannot complete with RAZ/WI).
   if (caps.term_model && !abort) return bad(EventId::kBadCd, "CD.A is 0 but IDR0.TERM_MODEL is 1");
@@ -311,6 +313,7 @@ SteWords encode_ste(const DecodedSte& s, bool valid) {
   set_bits(w, 179, 179, 1);  // S2AA64
   set_bits(w, 181, 181, s.s2_affd);
   set_bits(w, 182, 182, s.s2_ptw);
+  set_bits(w, 185, 185, s.s2_stall);
   set_bits(w, 186, 186, s.s2_record);
   set_bits(w, 243, 196, s.s2_ttb >> 4);
   return w;
@@ -326,6 +329,7 @@ CdWords encode_cd(const DecodedCd& c, bool valid) {
   set_bits(w, 34, 32, encode_pa_bits(c.ips_bits ? c.ips_bits : 48));
   set_bits(w, 35, 35, c.affd);
   set_bits(w, 41, 41, c.aa64);
+  set_bits(w, 44, 44, c.stall);
   set_bits(w, 45, 45, c.record);
   set_bits(w, 46, 46, 1);  // A: terminated transactions abort (required with TERM_MODEL = 1)
   set_bits(w, 63, 48, c.asid);

@@ -92,6 +92,7 @@ struct DecodedSte {
   bool s2_affd = false;
   bool s2_ptw = false;
   bool s2_record = true;        // S2R: record stage-2 translation-related faults (IHI 0070 5.5)
+  bool s2_stall = false;        // S2S: stage-2 faults stall (IHI 0070 5.2, 3.12.2)
   uint64_t s2_ttb = 0;
 
   bool stage1() const { return config == ste::kS1Trans || config == ste::kNested; }
@@ -145,6 +146,7 @@ struct DecodedCd {
   bool affd = false;
   bool aa64 = true;
   bool record = true;           // R: record stage-1 translation-related faults (IHI 0070 5.5)
+  bool stall = false;           // S: stage-1 faults stall (IHI 0070 5.4, 3.12.2)
   bool had0 = false;            // HAD0: APTable/UXNTable/PXNTable ignored on TTB0's walks (IHI 0070 5.4)
   uint16_t asid = 0;
   uint64_t ttb0 = 0;

@@ -32,7 +32,7 @@ std::optional<unsigned> oas_bits_from_encoding(uint32_t encoding) {
 uint32_t SmmuFeatures::idr0() const {
   using namespace reg::idr0;
   return put(kStLevel, uint64_t{two_level_strtab ? kStLevelTwoLevel : kStLevelLinear}) |
-         put(kTermModel, term_abort_only) | put(kStallModel, uint64_t{kStallModelNoStall}) |
+         put(kTermModel, term_abort_only) | put(kStallModel, uint64_t{stall_model}) |
          put(kTtEndian, uint64_t{ttendian}) | put(kCd2l, two_level_cd) | put(kVmid16, vmid16) | put(kPri, pri) |
          put(kSev, sev) | put(kMsi, msi) | put(kAsid16, asid16) | put(kAts, ats) | put(kHyp, hyp) |
          put(kCohAcc, cohacc) | put(kTtf, uint64_t{kTtfAArch64}) | put(kS1p, stage1) | put(kS2p, stage2) |
@@ -62,7 +62,8 @@ uint32_t SmmuFeatures::idr4() const { return 0; }
 uint32_t SmmuFeatures::idr5() const {
   using namespace reg::idr5;
   const uint32_t oas = oas_encoding(oas_bits).value_or(0);
-  return put(kVax, uint64_t{vax}) | put(kGran64K, gran64k) | put(kGran16K, gran16k) | put(kGran4K, gran4k) |
+  return put(kStallMax, uint64_t{stall_model == reg::idr0::kStallModelNoStall ? 0u : stall_max}) |
+         put(kVax, uint64_t{vax}) | put(kGran64K, gran64k) | put(kGran16K, gran16k) | put(kGran4K, gran4k) |
          put(kOas, uint64_t{oas});
 }
 
@@ -93,6 +94,10 @@ std::vector<std::string> SmmuFeatures::validate() const {
   if (hyp && !(stage1 && stage2)) err("hyp needs both stages (IDR0.Hyp is RES0 when S1P or S2P is 0, 6.3.1)");
   if (arch_minor >= 2 && stage1 && stage2 && !hyp) err(v + " with both stages must support Hyp (6.3.1)");
   if (pri && !ats) err("PRI needs ATS (IDR0.PRI is RES0 when ATS is 0, 6.3.1)");
+  if (stall_model > reg::idr0::kStallModelForced)
+    err("stall_model " + std::to_string(stall_model) + " is reserved (0b00, 0b01 or 0b10, 6.3.1)");
+  if (stall_model != reg::idr0::kStallModelNoStall && (stall_max == 0 || stall_max > 0xFFFF))
+    err("stall_max " + std::to_string(stall_max) + ": an SMMU that stalls holds 1 to 65535 stalled transactions (IDR5.STALL_MAX, 6.3.6)");
   if (ttendian != reg::idr0::kTtEndianLittle)
     err("ttendian " + std::to_string(ttendian) + ": only little-endian table walks are modelled (0b10)");
 

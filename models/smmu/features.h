@@ -3,7 +3,7 @@
 // specification leaves open. The register file and the translation, command
 // and event models all read their configuration from one SmmuFeatures.
 //
-// Features the models do not implement (stall, HTTU, BTM, VATOS,
+// Features the models do not implement (HTTU, BTM, VATOS,
 // AArch32 tables, mixed-endian walks, DS/D128, split-stage ATS) are either
 // absent from the struct, and always advertised as 0, or rejected by
 // validate().
@@ -43,10 +43,13 @@ struct SmmuFeatures {
   bool pri = false;              // PRI (chapter 8): the PRI queue and CMD_PRI_RESP; needs ATS
   // TERM_MODEL: 1 = a terminated transaction always aborts (CD.A must be 1).
   bool term_abort_only = true;
+  // STALL_MODEL (3.12.2): 0b00 stall and terminate, 0b01 terminate only (no
+  // stalls), 0b10 stall forced (CD.S and STE.S2S must be 1).
+  unsigned stall_model = 0b01;
   // TTENDIAN; only little-endian walks are modelled.
   uint32_t ttendian = 0b10;
-  // Always advertised: STALL_MODEL = 0b01 (no stalls), TTF = 0b10 (VMSAv8-64
-  // only), HTTU = 0, BTM = 0, ATOS = VATOS = 0, DORMHINT = 0, VMW = 0.
+  // Always advertised: TTF = 0b10 (VMSAv8-64 only), HTTU = 0, BTM = 0,
+  // ATOS = VATOS = 0, DORMHINT = 0, VMW = 0.
 
   // ---- IDR1 (6.3.2)
   bool attr_types_ovr = false;  // ATTR_TYPES_OVR
@@ -79,8 +82,9 @@ struct SmmuFeatures {
   bool gran16k = true;
   bool gran64k = true;
   unsigned oas_bits = 48;  // 32, 36, 40, 42, 44, 48 or 52
+  unsigned stall_max = 0;  // STALL_MAX: stalled transactions at once (with stalls, at least 1)
   uint32_t vax = 0;        // 0: 48-bit VAs, 1: 52-bit VAs (needs 64K granule)
-  // Always advertised: STALL_MAX = 0, DS = 0, D128 = 0.
+  // Always advertised: DS = 0, D128 = 0.
 
   // ---- Implementation choices
   // GBPA.ABORT at reset (IHI 0070 6.3.14: IMPLEMENTATION DEFINED); 1 is a

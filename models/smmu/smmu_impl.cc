@@ -173,6 +173,8 @@ SmmuImpl::SmmuImpl(Smmu& owner, const SmmuConfig& cfg, IrqSink* irq, StatsRegist
     hooks.atc_invalidate = [this](const Command& cmd, Ps at) { return atc_invalidate(cmd, at); };
     if (cfg.features.pri) hooks.pri_response = [this](const Command& cmd, Ps at) { pri_response(cmd, at); };
   }
+  if (cfg.features.stall_model != reg::idr0::kStallModelNoStall)
+    hooks.stall_command = [this](const Command& cmd, Ps at) { stall_command(cmd, at); };
   cmdq_regs_ = std::make_unique<MainCmdqRegs>(regfile_, sfm_);
   cmdq_ = std::make_unique<CommandQueueConsumer>("cmdq", *cmdq_regs_, *mem_, executor_, cmd_lanes_, cfg.features,
                                                  cmdq_timing(cfg), hooks, stats, std::string(name()) + ".cmdq", trace);
@@ -285,7 +287,7 @@ const StreamTableConfig& SmmuImpl::stream_table() {
 
 void SmmuImpl::translate_transport(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   transactions_.add();
-  const Ps now = now_ps();
+  Ps now = now_ps();  // moves only when a stalled transaction waited
   // Keeps the slot timelines short (and translations cheap) on long runs.
   if (transactions_.value() % 64 == 0) translator_->retire(now);
   Ps t = now + sc_to_ps(delay);
@@ -339,6 +341,14 @@ void SmmuImpl::translate_transport(int port, tlm::tlm_generic_payload& trans, sc
     req.at = t;
     const TranslationResult r = translator_->translate(st, req);
     t = r.done;
+    if (!r.ok() && r.kind == TranslationResult::Kind::kFault && r.stall) {
+      // 3.12.2: stalled until software resumes or terminates it; retried
+      // as though it had just arrived.
+      const bool retry = stall(r, &t);
+      now = now_ps();  // TLM-2.0: the delay returned counts from the time of the return
+      if (retry) continue;
+      return abort(t);
+    }
     if (!r.ok()) {
       if (r.kind == TranslationResult::Kind::kFault) {
         if (trace_)
@@ -370,13 +380,13 @@ Counter& SmmuImpl::unrecorded() {
 
 // IHI 0070 7.4: records go to the event queue when it is enabled; a full
 // queue loses them and flags the overflow; a write abort is a global error.
-void SmmuImpl::record_event(const EventRecord& rec, Ps at) {
-  if (sfm_) return;  // no event recording in Service Failure Mode (IHI 0070 12.3)
+bool SmmuImpl::record_event(const EventRecord& rec, Ps at) {
+  if (sfm_) return false;  // no event recording in Service Failure Mode (IHI 0070 12.3)
   // IHI 0070 7.2.1, 7.5: while GERROR.EVENTQ_ABT_ERR is active (not yet
   // acknowledged in GERRORN) the queue is not writable: the record is lost.
   if (regfile_.gerror_active() & reg::gerror::kEventqAbtErr.mask32()) {
     events_lost_.add();
-    return;
+    return false;
   }
   EventQueueWriter::Queue q;
   q.enabled = regfile_.evtqen();
@@ -390,7 +400,7 @@ void SmmuImpl::record_event(const EventRecord& rec, Ps at) {
       events_written_.add();
       if (regfile_.eventq_irqen())
         signal_irq(regfile_.eventq_irq_cfg(), cfg_.eventq_irq, reg::gerror::kMsiEventqAbtErr.mask32(), r.done);
-      break;
+      return true;
     case EventQueueWriter::Outcome::kLostFull:
       regfile_.signal_eventq_overflow();
       events_lost_.add();
@@ -403,6 +413,7 @@ void SmmuImpl::record_event(const EventRecord& rec, Ps at) {
       raise_gerror(reg::gerror::kEventqAbtErr.mask32(), r.done);
       break;
   }
+  return false;
 }
 
 void SmmuImpl::on_cmdq_prod(uint32_t cmdq_prod) {
@@ -410,8 +421,19 @@ void SmmuImpl::on_cmdq_prod(uint32_t cmdq_prod) {
   last_cmdq_prod_ = cmdq_prod;
 }
 
-void SmmuImpl::on_gerrorn(uint32_t, uint32_t) { cmdq_->wake(); }
-void SmmuImpl::on_cr0(uint32_t, uint32_t) { cmdq_->wake(); }
+void SmmuImpl::on_gerrorn(uint32_t, uint32_t) {
+  cmdq_->wake();
+  eventq_writable_.notify(sc_core::SC_ZERO_TIME);  // EVENTQ_ABT_ERR may be acknowledged
+}
+
+void SmmuImpl::on_cr0(uint32_t old_cr0, uint32_t new_cr0) {
+  cmdq_->wake();
+  eventq_writable_.notify(sc_core::SC_ZERO_TIME);
+  // 3.12.2: clearing SMMUEN terminates every stalled transaction.
+  if (reg::cr0::kSmmuEn.test(old_cr0) && !reg::cr0::kSmmuEn.test(new_cr0)) resolve_stalls(nullptr, false, now_ps());
+}
+
+void SmmuImpl::on_eventq_cons(uint32_t) { eventq_writable_.notify(sc_core::SC_ZERO_TIME); }
 
 // IHI 0070 7.5: every source activates its GERROR bit (toggle, unless
 // already active); 7.5.1: activating an error triggers the GERROR interrupt

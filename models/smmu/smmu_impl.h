@@ -73,7 +73,8 @@ class SmmuImpl : private SmmuRegisterListener {
   // Forwards bytes [offset, offset + len) of `trans` to `pa` downstream at
   // `at`; returns the completion time.
   Ps forward(tlm::tlm_generic_payload& trans, uint64_t pa, unsigned offset, unsigned len, Ps at, bool* ok);
-  void record_event(const EventRecord& rec, Ps at);
+  // Whether the record was written.
+  bool record_event(const EventRecord& rec, Ps at);
   void raise_gerror(uint32_t bits, Ps at);
   // MSI write if one is configured, else the wired line.
   void signal_irq(const IrqConfig& msi, unsigned wired_line, uint32_t msi_abort_bit, Ps at);
@@ -93,10 +94,27 @@ class SmmuImpl : private SmmuRegisterListener {
   Ps page_request(tlm::tlm_generic_payload& trans, AtsExtension& ats, Ps t);
   void pri_response(const Command& cmd, Ps at);
   void send_prg_response(const AtsDevice::PrgResponse& r, Ps at);
+  // The stall model (smmu_stall.cc, IHI 0070 3.12.2): stall() holds the
+  // calling client thread until CMD_RESUME, CMD_STALL_TERM or SMMUEN = 0
+  // resolves the transaction; true to retry it.
+  struct Stalled {
+    uint32_t sid = 0;
+    uint16_t stag = 0;
+    bool resolved = false, retry = false;
+    Ps at = 0;  // when the resolution took effect
+    sc_core::sc_event event;
+  };
+  bool stall(const TranslationResult& r, Ps* t);
+  void stall_command(const Command& cmd, Ps at);
+  // Resolves the stalled transactions of `sid` (nullptr: all of them).
+  void resolve_stalls(const uint32_t* sid, bool retry, Ps at);
+  void resolve(Stalled& s, bool retry, Ps at);
+  Counter& stall_counter(Counter*& c, const char* leaf);
   // SmmuRegisterListener: what register writes set in motion.
   void on_cmdq_prod(uint32_t cmdq_prod) override;
   void on_gerrorn(uint32_t old_gerrorn, uint32_t new_gerrorn) override;
   void on_cr0(uint32_t old_cr0, uint32_t new_cr0) override;
+  void on_eventq_cons(uint32_t eventq_cons) override;
 
   Smmu& owner_;
   SmmuConfig cfg_;
@@ -145,6 +163,14 @@ class SmmuImpl : private SmmuRegisterListener {
     Histogram& atc_inv_latency;
   };
   std::unique_ptr<AtsStats> ats_stats_;
+  std::vector<Stalled*> stalls_;  // in the order they stalled
+  uint16_t next_stag_ = 0;
+  sc_core::sc_event eventq_writable_;  // EVENTQ_CONS, CR0 or GERRORN written
+  Counter* stalled_ = nullptr;         // <smmu>.stalls.*, created at the first stall
+  Counter* stall_terminated_ = nullptr;
+  Counter* stall_unmatched_ = nullptr;
+  Counter* stall_not_possible_ = nullptr;
+  Histogram* stall_ns_ = nullptr;
   IrqSink* irq_;
   TraceSink* trace_;
   tlm::tlm_generic_payload fwd_;  // translated (sub-)transactions

@@ -15,7 +15,7 @@ SmmuCaps caps_of(const SmmuFeatures& f) {
   c.vmid16 = f.vmid16;
   c.hyp = f.hyp;
   // Fields the model always advertises (SmmuFeatures::idr0).
-  c.stall_model = reg::idr0::kStallModelNoStall;
+  c.stall_model = f.stall_model;
   c.httu = 0b00;
   c.ttendian = f.ttendian;
   c.term_model = f.term_abort_only;
@@ -250,9 +250,12 @@ bool translation_related(EventId id) {
 }
 }  // namespace
 
-void Translator::apply_record_flag(TranslationResult* r, const DecodedSte& ste, const DecodedCd* cd, bool stage2) {
+void Translator::apply_fault_flags(TranslationResult* r, const DecodedSte& ste, const DecodedCd* cd, bool stage2) {
   if (!translation_related(r->event.id)) return;
-  r->record = stage2 ? ste.s2_record : (cd == nullptr || cd->record);
+  // 3.12.2: a stage configured to stall (CD.S without STE.S1STALLD, STE.S2S)
+  // stalls its translation-related faults, and records them whatever R says.
+  r->stall = stage2 ? ste.s2_stall : (cd != nullptr && cd->stall && !ste.s1_stall_disable);
+  r->record = r->stall || (stage2 ? ste.s2_record : (cd == nullptr || cd->record));
 }
 
 TranslationResult Translator::fault_result(const TranslationRequest& req, EventId id, Ps t) const {
@@ -372,7 +375,7 @@ bool Translator::stream_config(const StreamTableConfig& st, const TranslationReq
       fault->event.s2 = true;
       fault->event.cls = FaultClass::kCd;
       fault->event.ipa = f.fetch_addr;
-      apply_record_flag(fault, *sc->ste, nullptr, true);
+      apply_fault_flags(fault, *sc->ste, nullptr, true);
     }
     return false;
   }
@@ -586,7 +589,7 @@ TranslationResult Translator::serve(const StreamTableConfig& st, const Translati
   if (!sc.stage1_bypass && sc.cd->epd0) {
     // TTB0 walks disabled and TTB1 is not modelled: nothing translates.
     r = fault_result(req, EventId::kTranslation, t);
-    apply_record_flag(&r, *sc.ste, sc.cd, false);
+    apply_fault_flags(&r, *sc.ste, sc.cd, false);
     finish(r);
     return r;
   }
@@ -660,7 +663,7 @@ TranslationResult Translator::serve(const StreamTableConfig& st, const Translati
                   : id == EventId::kWalkEabt ? FaultClass::kTranslationTable : FaultClass::kInput;
     if (w.ipa_valid) r.event.ipa = w.ipa;
     if (id == EventId::kWalkEabt) r.event.fetch_addr = w.fetch_address;
-    apply_record_flag(&r, *sc.ste, sc.cd, r.event.s2);
+    apply_fault_flags(&r, *sc.ste, sc.cd, r.event.s2);
     finish(r);
     return r;
   }

@@ -64,6 +64,9 @@ struct TranslationResult {
   // kFault: false when CD.R or STE.S2R suppresses the record of this
   // translation-related fault (IHI 0070 5.5); the transaction still aborts.
   bool record = true;
+  // kFault: the stage is configured to stall it (IHI 0070 3.12.2); the
+  // SMMU module decides whether it can.
+  bool stall = false;
   bool ok() const { return kind == Kind::kTranslated || kind == Kind::kBypass; }
 };
 
@@ -222,8 +225,9 @@ class Translator {
   };
   DecodeMemo<SteWords, DecodedSte> ste_memo_;
   DecodeMemo<CdWords, DecodedCd> cd_memo_;
-  // Clears r->record when the stage's R flag suppresses this fault's record.
-  static void apply_record_flag(TranslationResult* r, const DecodedSte& ste, const DecodedCd* cd, bool stage2);
+  // For a translation-related fault: whether the stage stalls it (r->stall),
+  // and r->record cleared when the stage's R flag suppresses its record.
+  static void apply_fault_flags(TranslationResult* r, const DecodedSte& ste, const DecodedCd* cd, bool stage2);
   using EntryKey = std::tuple<uint8_t, uint16_t, uint16_t, uint64_t>;  // stage, vmid, asid, input page
   static EntryKey key_of(const TlbEntry& e) {
     return {static_cast<uint8_t>(e.stage), e.vmid, e.global ? uint16_t{0xFFFF} : e.asid, e.input_addr};

@@ -98,7 +98,7 @@ bool TracePlayer::play(Worker& w, uint32_t index, uint64_t addr, Ps* done) {
     const Ps now = now_ps();
     sc_core::sc_time delay = ps_to_sc(t0 > now ? t0 - now : 0);
     mem->b_transport(w.trans, delay);
-    end = std::max(end, now + sc_to_ps(delay));
+    end = std::max(end, now_ps() + sc_to_ps(delay));  // the time at return: a stalled translation waits
     if (!w.trans.is_response_ok()) {
       *done = end;
       return false;  // the device gives up the access at its first abort

@@ -115,6 +115,8 @@ const std::vector<UintFeature>& uint_features() {
       {"cmdqs", &SmmuFeatures::cmdqs, 0, 19, "IDR1.CMDQS: log2 of the largest command queue."},
       {"eventqs", &SmmuFeatures::eventqs, 0, 19, "IDR1.EVENTQS: log2 of the largest event queue."},
       {"priqs", &SmmuFeatures::priqs, 0, 19, "IDR1.PRIQS: log2 of the largest PRI queue (with pri)."},
+      {"stall_model", &SmmuFeatures::stall_model, 0, 2, "IDR0.STALL_MODEL: 0 stall and terminate, 1 terminate only (no stalls), 2 stall forced (docs/smmu.md, \"Stall model\")."},
+      {"stall_max", &SmmuFeatures::stall_max, 0, 65535, "IDR5.STALL_MAX: stalled transactions the SMMU holds at once (with stalls, at least 1)."},
       {"oas_bits", &SmmuFeatures::oas_bits, 32, 48, "IDR5.OAS in bits (32, 36, 40, 42, 44 or 48; 52-bit addressing is not modelled)."},
       {"ecmdq_log2_pages", &SmmuFeatures::ecmdq_log2_pages, 0, 8, "IDR6.CMDQ_CONTROL_PAGE_LOG2NUMP: log2 of the command queue control pages."},
       {"ecmdq_log2_queues", &SmmuFeatures::ecmdq_log2_queues, 0, 8, "IDR6.CMDQ_CONTROL_PAGE_LOG2NUMQ: log2 of the ECMDQs per control page."},

@@ -1,7 +1,9 @@
 /*
  * iopf_bench: I/O page faults served through PRI (PCIe Page Request
- * Interface; IHI 0070 chapter 8), on the DMA engine `dma0` used as an
- * accelerator with an ATC and PRI (platform.devices.dma0.atc). One core maps
+ * Interface; IHI 0070 chapter 8) or through the stall model (3.12.2), on the
+ * DMA engine `dma0` used as an accelerator: with an ATC and PRI
+ * (platform.devices.dma0.atc, mode 0), or as a platform device whose faults
+ * stall in the SMMU (CD.S, mode 1). One core maps
  * a source buffer and a destination buffer into the engine's DMA domain,
  * leaving `fault_percent` of the destination's pages unmapped, and copies
  * the source to the destination `transfers` times. The engine gets no
@@ -15,7 +17,8 @@
  *
  * Reports transfer_ns (a copy, GO to completion), mbps, faults (pages the
  * handler mapped), faults_per_transfer, and the domain's and SMMU's
- * counters; the engine's own fault latency is dma0.atc.page_fault_ns.
+ * counters; a fault's latency is the engine's dma0.atc.page_fault_ns with
+ * PRI, the SMMU's smmu.stalls.stall_ns with stalls.
  */
 #include "apps/app_instance.h"
 #include "apps/iommu_setup.h"
@@ -66,6 +69,14 @@ static void on_priq(unsigned irq, void *arg) {
   smmu_handle_priq(smmu, map_faulting_page, &ctx);
 }
 
+/* Stall mode: the event queue's interrupt; CMD_RESUME retries each stalled
+ * write once its page is mapped. */
+static void on_eventq(unsigned irq, void *arg) {
+  (void)irq;
+  (void)arg;
+  smmu_handle_events_stall(smmu, map_faulting_page, &ctx);
+}
+
 static void on_completion(unsigned irq, void *arg) {
   (void)irq;
   (void)arg;
@@ -77,6 +88,7 @@ static int iopf_main(void) {
   const uint64_t pages = hal_param("pages"), percent = hal_param("fault_percent");
   const uint64_t transfers = hal_param("transfers");
   const unsigned line = (unsigned)hal_param("priq_line");
+  const bool stall = hal_param("mode") == 1;
   if (pages == 0 || pages > 4096 || percent > 100 || transfers == 0) {
     hal_log(HAL_LOG_ERROR, "iopf_bench: pages must be 1..4096, fault_percent 0..100, transfers at least 1");
     return 1;
@@ -86,7 +98,7 @@ static int iopf_main(void) {
     hal_log(HAL_LOG_ERROR, "iopf_bench: no DMA engine named dma0");
     return 1;
   }
-  if (!info.ats) {
+  if (!stall && !info.ats) {
     hal_log(HAL_LOG_ERROR, "iopf_bench: dma0 has no ATC (set platform.devices.dma0.atc.entries and atc.pri)");
     return 1;
   }
@@ -97,7 +109,15 @@ static int iopf_main(void) {
   if (iommu_setup_attach_device(&dma, "iopf_bench", &info, 1, 0) != 0 || !dma.translated) return 1;
   bool failed;
   smmu = iommu_setup_smmu_at("iopf_bench", info.smmu, &failed);
-  if (!smmu || smmu_enable_pri(smmu, 6, line) != 0 || hal_irq_register(line, on_priq, 0) != 0) {
+  if (!smmu) return 1;
+  if (stall) {
+    if (smmu_set_cd_stall(smmu, info.stream_id, true) != 0 || smmu_enable_eventq_irq(smmu, line) != 0 ||
+        hal_irq_register(line, on_eventq, 0) != 0) {
+      hal_log(HAL_LOG_ERROR, "iopf_bench: cannot stall faults (platform.smmu.features.stall_model 0, line %u free?)",
+              line);
+      return 1;
+    }
+  } else if (smmu_enable_pri(smmu, 6, line) != 0 || hal_irq_register(line, on_priq, 0) != 0) {
     hal_log(HAL_LOG_ERROR, "iopf_bench: cannot serve a PRI queue (platform.smmu.features.pri, line %u free?)", line);
     return 1;
   }
@@ -159,7 +179,8 @@ static const struct hal_param_decl iopf_params[] = {
     {"pages", 64, "Pages of each buffer.", 0, 0},
     {"fault_percent", 10, "Share of the destination's pages left unmapped before each copy, %.", 0, 0},
     {"transfers", 8, "Copies.", 0, 0},
-    {"priq_line", 250, "Interrupt line the PRI queue's MSI raises.", 0, 0},
+    {"mode", 0, "How faults are served: 0 PRI (dma0 with an ATC and PRI), 1 stall (CD.S; platform.smmu.features.stall_model 0).", 1, "pri,stall"},
+    {"priq_line", 250, "Interrupt line the PRI queue's (mode pri) or the event queue's (mode stall) MSI raises.", 0, 0},
     {0, 0, 0, 0, 0},
 };
 

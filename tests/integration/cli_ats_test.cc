@@ -1,5 +1,6 @@
-// ATS run as a user runs it (docs/smmu.md and docs/devices.md, "ATS"): a NIC
-// with an ATC behind an SMMU with IDR0.ATS. The NIC translates through
+// ATS, PRI and stalls run as a user runs them (docs/smmu.md and
+// docs/devices.md, "ATS"; docs/results.md): a NIC with an ATC behind an
+// SMMU with IDR0.ATS, and I/O page faults served through PRI or stalls. The NIC translates through
 // Translation Requests and sends its DMA translated; the driver enables
 // STE.EATS and follows every strict unmap with an ATC invalidation the SMMU
 // sends to the NIC; nothing of it exists without ATS.
@@ -98,6 +99,29 @@ TEST(CliAts, PageFaultsAreServedThroughThePriQueue) {
   const Cmd bad = sh("run " + iopf + " --out " + d.string() + " --set platform.smmu.features.pri=false");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_NE(bad.out.find("/platform/devices/dma0/atc/pri"), std::string::npos) << bad.out;
+  fs::remove_all(d);
+}
+
+// The same faults through the stall model: the engine (no ATC) stalls in
+// the SMMU on each unmapped page, the event queue's handler maps it and
+// resumes the write with CMD_RESUME.
+TEST(CliAts, PageFaultsAreServedThroughStalls) {
+  const fs::path d = temp_dir("iopf-stall");
+  const std::string iopf = std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/iopf_sweep.json";
+  const Cmd r = sh("run " + iopf + " --out " + d.string() +
+                   " --set scenario.apps.0.params.mode=stall --set platform.devices.dma0.atc.entries=0"
+                   " --set platform.devices.dma0.atc.pri=false --set platform.smmu.features.stall_model=0"
+                   " --set platform.smmu.features.stall_max=64");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json s = read_json(d / "stats.json");
+  const nlohmann::json& app = s["sw"]["iopf_bench"];
+  const uint64_t faults = n(app["faults"]);
+  EXPECT_EQ(faults, 8u * n(app["faulting_pages"]));
+  EXPECT_EQ(n(app["smmu_stall_events"]), faults);
+  EXPECT_EQ(n(s["smmu"]["stalls"]["stalled"]), faults);
+  EXPECT_FALSE(s["smmu"]["stalls"].contains("terminated"));
+  EXPECT_EQ(n(s["smmu"]["faults"]["F_TRANSLATION"]), faults);  // each stalled once, then translated
+  EXPECT_FALSE(app.contains("data_errors"));
   fs::remove_all(d);
 }
 

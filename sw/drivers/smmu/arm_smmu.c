@@ -94,7 +94,22 @@ struct smmu_policy smmu_set_policy(struct smmu_device *dev, struct smmu_policy w
   return p;
 }
 
-unsigned smmu_handle_events(struct smmu_device *dev) {
+/* A stalled transaction's record (3.12.2): the page-fault handler, then
+ * CMD_RESUME, retry once the page is there, else terminate with an abort
+ * (Linux's arm_smmu_page_response; no CMD_SYNC: RESUME completes when
+ * consumed, 4.7.3). Without a handler the transaction is terminated. */
+static void resume_stalled(struct smmu_device *dev, const uint64_t *rec, smmu_page_fault_fn fault, void *ctx) {
+  const uint32_t sid = (uint32_t)(rec[0] >> SMMU_EVT0_SID_SHIFT);
+  const bool ok = fault && fault(ctx, sid, rec[2] & ~0xFFFull, !(rec[1] & SMMU_EVT1_RNW)) == 0;
+  const uint64_t cmd[1][2] = {{SMMU_CMD_RESUME | ((uint64_t)sid << SMMU_CMD0_SID_SHIFT) |
+                                   (ok ? SMMU_CMD0_RESUME_RETRY : SMMU_CMD0_RESUME_ABORT),
+                               rec[1] & SMMU_EVT1_STAG_MASK}};
+  smmu_cmdq_issue(dev, cmd, 1, false);
+}
+
+unsigned smmu_handle_events(struct smmu_device *dev) { return smmu_handle_events_stall(dev, 0, 0); }
+
+unsigned smmu_handle_events_stall(struct smmu_device *dev, smmu_page_fault_fn fault, void *ctx) {
   struct smmu_queue *q = &dev->evtq;
   const unsigned log2 = q->log2size;
   unsigned n = 0;
@@ -104,10 +119,15 @@ unsigned smmu_handle_events(struct smmu_device *dev) {
     const uint32_t id = (uint32_t)(rec[0] & SMMU_EVT0_ID_MASK);
     dev->stats.events++;
     dev->stats.events_by_id[id]++;
-    hal_stat_add("smmu_events", 1);
-    hal_log(HAL_LOG_WARN, "smmu@0x%llx: event 0x%02x sid %u addr 0x%llx %s", (unsigned long long)dev->base, id,
-            (unsigned)(rec[0] >> SMMU_EVT0_SID_SHIFT),
-            (unsigned long long)rec[2], (rec[1] & SMMU_EVT1_RNW) ? "read" : "write");
+    if (rec[1] & SMMU_EVT1_STALL) {
+      hal_stat_add("smmu_stall_events", 1);
+      resume_stalled(dev, rec, fault, ctx);
+    } else {
+      hal_stat_add("smmu_events", 1);
+      hal_log(HAL_LOG_WARN, "smmu@0x%llx: event 0x%02x sid %u addr 0x%llx %s", (unsigned long long)dev->base, id,
+              (unsigned)(rec[0] >> SMMU_EVT0_SID_SHIFT), (unsigned long long)rec[2],
+              (rec[1] & SMMU_EVT1_RNW) ? "read" : "write");
+    }
     q->cons = q_add(log2, q->cons, 1);
     n++;
   }
@@ -188,5 +208,15 @@ int smmu_reset(struct smmu_device *dev) {
   cr0 |= SMMU_CR0_SMMUEN;
   smmu_wr(dev, SMMU_CR0, cr0);
   wait_ack(dev, SMMU_CR0ACK, cr0);
+  return 0;
+}
+
+int smmu_enable_eventq_irq(struct smmu_device *dev, unsigned msi_line) {
+  if (!dev->feat.msi) return -1;
+  smmu_wr64(dev, SMMU_EVENTQ_IRQ_CFG0, hal_msi_doorbell());
+  smmu_wr(dev, SMMU_EVENTQ_IRQ_CFG1, msi_line);
+  const uint32_t v = smmu_rd(dev, SMMU_IRQ_CTRL) | SMMU_IRQ_CTRL_EVTQ_IRQEN;
+  smmu_wr(dev, SMMU_IRQ_CTRL, v);
+  wait_ack(dev, SMMU_IRQ_CTRLACK, v);
   return 0;
 }

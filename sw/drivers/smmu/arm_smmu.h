@@ -247,8 +247,19 @@ int smmu_enable_pri(struct smmu_device *dev, unsigned log2size, unsigned msi_lin
 unsigned smmu_handle_priq(struct smmu_device *dev, smmu_page_fault_fn fault, void *ctx);
 
 /* Consumes the event queue: decodes, counts and logs each record. Returns
- * the number of records handled. */
+ * the number of records handled. A stalled transaction's record (Stall = 1)
+ * is terminated with CMD_RESUME. */
 unsigned smmu_handle_events(struct smmu_device *dev);
+/* The same, a stalled transaction's record going to `fault` (as the PRI
+ * queue's, above): CMD_RESUME retries it once the page is present, else
+ * terminates it (3.12.2; Linux's iopf path for stalling platform devices). */
+unsigned smmu_handle_events_stall(struct smmu_device *dev, smmu_page_fault_fn fault, void *ctx);
+/* The event queue's MSI to `msi_line`, and IRQ_CTRL.EVENTQ_IRQEN. -1 without MSIs. */
+int smmu_enable_eventq_irq(struct smmu_device *dev, unsigned msi_line);
+/* CD.S of attached stream `sid`'s context (SubstreamID 0): its stage-1
+ * translation-related faults stall (needs IDR0.STALL_MODEL 0b00 or 0b10),
+ * then CFGI_CD + SYNC. 0 or -1. */
+int smmu_set_cd_stall(struct smmu_device *dev, uint32_t sid, bool stall);
 /* Records the SMMU has written to the event queue and smmu_handle_events has
  * not consumed yet (EVENTQ_PROD against our CONS, IHI 0070 3.5); *overflow,
  * if not NULL, is EVENTQ_PROD.OVFLG (IHI 0070 7.4). */

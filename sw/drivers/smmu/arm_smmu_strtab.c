@@ -146,6 +146,18 @@ int smmu_set_eats(struct smmu_device *dev, uint32_t sid, bool ats) {
   return smmu_cmdq_issue(dev, cfgi, 1, true);
 }
 
+/* CD.S in place: one 64-bit write of dword 0 (V stays 1), then CFGI_CD. */
+int smmu_set_cd_stall(struct smmu_device *dev, uint32_t sid, bool stall) {
+  if (stall && ((smmu_rd(dev, SMMU_IDR0) >> SMMU_IDR0_STALL_MODEL_SHIFT) & 3u) == 1u) return -1;
+  const uint64_t *ste = ste_of(dev, sid);
+  if (!ste || ((ste[0] >> SMMU_STE0_CONFIG_SHIFT) & 7u) != SMMU_STE_CONFIG_S1) return -1;
+  uint64_t *cd = hal_phys_to_virt(ste[0] & SMMU_STE0_S1CTXPTR_MASK);
+  cd[0] = stall ? cd[0] | SMMU_CD0_S : cd[0] & ~SMMU_CD0_S;
+  hal_barrier(HAL_BARRIER_DSB);
+  const uint64_t cfgi[1][2] = {{SMMU_CMD_CFGI_CD | ((uint64_t)sid << SMMU_CMD0_SID_SHIFT), SMMU_CMD1_LEAF}};
+  return smmu_cmdq_issue(dev, cfgi, 1, true);
+}
+
 int smmu_attach_s1(struct smmu_device *dev, uint32_t sid, uint16_t asid, phys_addr_t ttb) {
   /* 4K granule, 48-bit VA and PA; walk attributes and MAIR left zero. */
   struct smmu_s1_cfg cfg = {0};

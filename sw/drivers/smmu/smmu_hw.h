@@ -60,6 +60,10 @@
 #define SMMU_PRIQ1_ADDR_MASK SMMU_GENMASK64(63, 12)
 /* CMD_PRI_RESP (4.5.2): SID[63:32], PRGIndex dword 1 [8:0], Resp dword 1 [13:12] */
 #define SMMU_CMD_PRI_RESP 0x41u
+/* CMD_RESUME (4.7.1): SID[63:32], Ac (retry) bit 12, Ab (abort) bit 13, STAG dword 1 [15:0] */
+#define SMMU_CMD_RESUME 0x44u
+#define SMMU_CMD0_RESUME_RETRY SMMU_BIT64(12)
+#define SMMU_CMD0_RESUME_ABORT SMMU_BIT64(13)
 #define SMMU_CMD1_PRI_RESP_SHIFT 12
 #define SMMU_PRI_RESP_FAILURE 0u
 #define SMMU_PRI_RESP_INVALID 1u
@@ -73,6 +77,7 @@
 #define SMMU_IDR0_HYP SMMU_BIT(9)
 #define SMMU_IDR0_CD2L SMMU_BIT(19)
 #define SMMU_IDR0_ATS SMMU_BIT(10)
+#define SMMU_IDR0_STALL_MODEL_SHIFT 24  /* 0b00 stall and terminate, 0b01 terminate only, 0b10 stall forced */
 #define SMMU_IDR0_PRI SMMU_BIT(16)
 #define SMMU_IDR0_ST_LEVEL_SHIFT 27     /* 1: 2-level stream tables */
 #define SMMU_IDR0_ST_LEVEL_MASK 0x3u
@@ -166,6 +171,7 @@
 #define SMMU_CD0_V SMMU_BIT64(31)
 #define SMMU_CD0_IPS_SHIFT 32          /* 5: 48 bits */
 #define SMMU_CD0_AA64 SMMU_BIT64(41)
+#define SMMU_CD0_S SMMU_BIT64(44)      /* stall stage-1 translation-related faults (5.4, 3.12.2) */
 #define SMMU_CD0_R SMMU_BIT64(45)      /* record F_TRANSLATION/F_ACCESS/F_ADDR_SIZE/F_PERMISSION (5.5) */
 #define SMMU_CD0_A SMMU_BIT64(46)      /* abort on termination: required with IDR0.TERM_MODEL = 1 */
 #define SMMU_CD0_ASID_SHIFT 48
@@ -216,6 +222,8 @@
 #define SMMU_EVT0_ID_MASK 0xFFull
 #define SMMU_EVT0_SID_SHIFT 32
 #define SMMU_EVT1_RNW SMMU_BIT64(35)
+#define SMMU_EVT1_STALL SMMU_BIT64(31)   /* the transaction is stalled (3.12.2) */
+#define SMMU_EVT1_STAG_MASK 0xFFFFull     /* its STAG, for CMD_RESUME */
 #define SMMU_EVT_F_TRANSLATION 0x10u
 #define SMMU_EVT_F_PERMISSION 0x13u
 #define SMMU_EVT_C_BAD_STE 0x04u

@@ -220,6 +220,25 @@ TEST(SmmuHwHeader, PriLayouts) {
   EXPECT_EQ(prg_code_of_resp(SMMU_PRI_RESP_FAILURE), PrgResponseCode::kResponseFailure);
 }
 
+// The stall side (3.12.2, 4.7.1, 5.4, 7.3) as the C driver uses it.
+TEST(SmmuHwHeader, StallLayouts) {
+  EXPECT_EQ(SMMU_IDR0_STALL_MODEL_SHIFT, reg::idr0::kStallModel.lo);
+  DecodedCd c;
+  c.stall = true;
+  EXPECT_TRUE(encode_cd(c)[0] & SMMU_CD0_S);
+  EventRecord e;
+  e.id = EventId::kTranslation;
+  e.stall = true;
+  e.stag = 0xBEEF;
+  const std::array<uint64_t, 4> w = e.encode();
+  EXPECT_TRUE(w[1] & SMMU_EVT1_STALL);
+  EXPECT_EQ(w[1] & SMMU_EVT1_STAG_MASK, 0xBEEFu);
+  const CommandWords retry = cmd_resume(0x42, 0xBEEF, true, false);
+  EXPECT_EQ(retry[0], SMMU_CMD_RESUME | (0x42ull << SMMU_CMD0_SID_SHIFT) | SMMU_CMD0_RESUME_RETRY);
+  EXPECT_EQ(retry[1], 0xBEEFu);
+  EXPECT_EQ(cmd_resume(0x42, 1, false, true)[0] & SMMU_CMD0_RESUME_ABORT, SMMU_CMD0_RESUME_ABORT);
+}
+
 // STE.EATS (5.2) where the C header puts it in dword 1.
 TEST(SmmuHwHeader, SteEats) {
   EXPECT_EQ(SMMU_IDR0_ATS, reg::idr0::kAts.mask32());
