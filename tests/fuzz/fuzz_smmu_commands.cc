@@ -67,9 +67,13 @@ struct World {
   std::unique_ptr<CommandExecutor> executor;
 };
 
+// ATS, PRI and the stall model: ATC_INV, PRI_RESP, RESUME and STALL_TERM decode.
 SmmuFeatures with_ats() {
   SmmuFeatures f = SmmuFeatures::v3_3_profile();
-  f.ats = true;
+  f.ats = f.pri = true;
+  f.priqs = 8;
+  f.stall_model = 0;
+  f.stall_max = 16;
   return f;
 }
 

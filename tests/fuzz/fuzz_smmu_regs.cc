@@ -3,7 +3,8 @@
 // space, mostly aligned, so that real registers are hit), the completions the
 // SMMU model performs (CR0/IRQ_CTRL/GBPA acknowledgement, GERROR, queue
 // pointer updates) with deferred or immediate acknowledgement, and every
-// derived accessor after each step. Checks: a refused access reads as zero
+// derived accessor after each step; one file has ATS, PRI and stalls (the
+// PRI queue's registers, ATSCHK). Checks: a refused access reads as zero
 // and changes nothing a read can see; an accepted write of a read-only
 // register leaves it unchanged.
 #include <cstdint>
@@ -26,12 +27,26 @@ uint64_t derived(const SmmuRegisterFile& r) {
   h ^= r.cmdq_base_addr() ^ r.cmdq_log2size() ^ r.cmdq_prod().value() ^ r.cmdq_cons().value() ^ r.cmdq_error();
   h ^= r.eventq_base_addr() ^ r.eventq_log2size() ^ r.eventq_prod().value() ^ r.eventq_cons().value();
   h ^= r.eventq_overflow_pending() ^ r.smmuen() ^ r.e2h() ^ r.recinvsid() ^ r.gbpa_abort();
+  h ^= r.priq_base_addr() ^ r.priq_log2size() ^ r.priq_prod().value() ^ r.priq_cons().value() ^
+       r.priq_overflow_pending() ^ r.priqen() ^ r.priq_irqen() ^ r.priq_irq_last_only() ^ r.priq_irq_cfg().addr ^
+       r.atschk();
   return h;
+}
+
+// v3.3 with ATS, PRI and the stall model: ATSCHK, the PRI queue's registers.
+SmmuFeatures with_ats_pri_stall() {
+  SmmuFeatures f = SmmuFeatures::v3_3_profile();
+  f.ats = f.pri = true;
+  f.priqs = 8;
+  f.stall_model = 0;
+  f.stall_max = 16;
+  return f;
 }
 
 struct Files {
   SmmuRegisterFile v30{SmmuFeatures::v3_0_profile()};
   SmmuRegisterFile v33{SmmuFeatures::v3_3_profile()};
+  SmmuRegisterFile pri{with_ats_pri_stall()};
 };
 
 }  // namespace
@@ -40,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Files files;
   fuzz::Input in(data, size);
   const uint8_t mode = in.u8();
-  SmmuRegisterFile& r = mode & 1 ? files.v33 : files.v30;
+  SmmuRegisterFile& r = (mode & 0x10) ? files.pri : mode & 1 ? files.v33 : files.v30;
   r.reset();
   SmmuRegisterFile::AckPolicy p;
   p.defer_cr0 = mode & 2;
@@ -88,10 +103,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         r.raise_gerror(in.u32());
         break;
       case 6:
-        switch (in.pick(4)) {
+        switch (in.pick(6)) {
           case 0: r.set_cmdq_cons(in.u32()); break;
           case 1: r.set_cmdq_error(in.u32()); break;
           case 2: r.set_eventq_prod(in.u32()); break;
+          case 3: r.set_priq_prod(in.u32()); break;
+          case 4: r.signal_priq_overflow(); break;
           default: r.signal_eventq_overflow(); break;
         }
         break;

@@ -20,6 +20,7 @@
 
 #include "common/stats.h"
 #include "fuzz_input.h"
+#include "smmu/ats_completion.h"
 #include "smmu/descriptors.h"
 #include "smmu/translator.h"
 
@@ -149,14 +150,26 @@ void flip(std::array<uint64_t, 8>& w, unsigned b) { w[(b / 64) % 8] ^= 1ull << (
 
 }  // namespace
 
+// v3.3 with ATS and the stall model: Translation Requests, translated
+// transactions checked against the STE, and CD.S setting the stall flag.
+SmmuFeatures with_ats_stall() {
+  SmmuFeatures f = SmmuFeatures::v3_3_profile();
+  f.ats = true;
+  f.stall_model = 0;
+  f.stall_max = 16;
+  return f;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static World v30(SmmuFeatures::v3_0_profile());
   static World v33(SmmuFeatures::v3_3_profile());
+  static World ats(with_ats_stall());
   static bool registered = (std::atexit([] { share.print(); }), true);
   (void)registered;
   fuzz::Input in(data, size);
   const uint8_t mode = in.u8();
-  World& w = mode & 1 ? v33 : v30;
+  const bool with_ats = (mode & 0x41) == 0x41;
+  World& w = with_ats ? ats : mode & 1 ? v33 : v30;
   w.translator->reset();
 
   // Granule (mostly 4K) and T0SZ: the input size and so the start level.
@@ -207,7 +220,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DecodedSte ste;
   ste.config = ste::kS1Trans;
   ste.s1_context_ptr = kCd;
+  if (with_ats) ste.eats = mode & 0x80 ? ste::kEatsFull : ste::kEatsOff;
   DecodedCd cd;
+  cd.stall = with_ats && (mode & 0x20);
   cd.t0sz = t0sz;
   cd.granule = granule;
   cd.ips_bits = 48;
@@ -242,8 +257,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       r.addr = in.u64() & ((1ull << (ias + 1)) - 1);  // sometimes above the input range
     }
     r.at = now;
+    if (with_ats && (how & 0x60) == 0x20) {
+      // A Translation Request, answered as 3.9.1.2 says.
+      const TranslationResult res = w.translator->translate_ats(st, r);
+      if (res.done < r.at) std::abort();
+      AtsExtension e;
+      const bool record = ats_completion(r, res, 12, 48, &e);
+      if (record && res.event.id != EventId::kBadAtsTreq) std::abort();  // only F_BAD_ATS_TREQ is recorded
+      if (e.status == AtsExtension::Status::kSuccess) {
+        if (e.size_log2 < 12 || e.size_log2 > 48) std::abort();
+        const uint64_t mask = (uint64_t{1} << e.size_log2) - 1;
+        if ((e.translated_addr & mask) || (e.untranslated_addr & mask)) std::abort();  // aligned to its size
+        if (e.size_log2 < 48 && (r.addr & ~mask) != e.untranslated_addr) std::abort();
+      }
+      now = res.done;
+      continue;
+    }
+    if (with_ats && (how & 0x60) == 0x40) {
+      // A translated transaction with CR0.ATSCHK = 1: passes only with EATS.
+      const TranslationResult res = w.translator->check_translated(st, r);
+      if (res.done < r.at) std::abort();
+      if (res.ok() && (res.pa != r.addr || (!mutated && !(mode & 0x80)))) std::abort();
+      now = res.done;
+      continue;
+    }
     const TranslationResult res = w.translator->translate(st, r);
     if (res.done < r.at) std::abort();
+    if (res.stall && !with_ats) std::abort();  // only an SMMU with the stall model stalls
     if (res.kind == TranslationResult::Kind::kTranslated) {
       // Without mutated bits, a translation of a mapped address gives the PA we mapped it to.
       if (!mutated && r.sid == sid)
