@@ -76,8 +76,11 @@ void DeviceAtc::fill(const smmu::AtsExtension& c) {
     if (!slot) slot = &e;
   }
   if (!slot) {
-    slot = &*std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-      return (a.valid ? a.last_touch + 1 : 0) < (b.valid ? b.last_touch + 1 : 0);
+    const bool fifo = cfg_.replacement == AtcConfig::Replacement::kFifo;
+    slot = &*std::min_element(entries_.begin(), entries_.end(), [fifo](const Entry& a, const Entry& b) {
+      const uint64_t ka = a.valid ? (fifo ? a.filled : a.last_touch) + 1 : 0;
+      const uint64_t kb = b.valid ? (fifo ? b.filled : b.last_touch) + 1 : 0;
+      return ka < kb;
     });
     if (slot->valid) {
       evictions_->add();
@@ -91,6 +94,7 @@ void DeviceAtc::fill(const smmu::AtsExtension& c) {
   slot->read = c.read;
   slot->write = c.write;
   slot->last_touch = ++clock_;
+  slot->filled = clock_;
   slot->last_use_end = 0;
   fills_->add();
 }

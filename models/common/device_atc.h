@@ -1,10 +1,10 @@
 // An endpoint's Address Translation Cache (PCIe 6.0 10.2): the translations
 // a PCIe device obtained from the SMMU with ATS Translation Requests, so that
 // its DMA goes out already translated (IHI 0070 3.9.1). Fully associative
-// with LRU replacement: entries cover naturally aligned ranges of any size
+// with LRU (or FIFO) replacement: entries cover naturally aligned ranges of any size
 // the SMMU returned (a page, a block, the whole space), which a set index by
 // page number could not hold. A plain core, no SystemC: the device model
-// (NIC, NVMe) looks up, fills and uses it, and the SMMU reaches it as an
+// (NIC, NVMe, the DMA engine) looks up, fills and uses it, and the SMMU reaches it as an
 // AtsDevice for CMD_ATC_INV. Entries carry no PASID, so an invalidation
 // with one removes them too (more than needed, never less).
 #pragma once
@@ -24,6 +24,10 @@ namespace smmu_vp {
 struct AtcConfig {
   // 0: the endpoint does not use ATS (its DMA is untranslated, the default).
   unsigned entries = 0;
+  // Which entry a fill replaces when the ATC is full: the least recently
+  // used, or the oldest fill.
+  enum class Replacement : uint8_t { kLru, kFifo };
+  Replacement replacement = Replacement::kLru;
   double lookup_ns = 2.0;        // one lookup, hit or miss
   // The endpoint's work for one Invalidation Request before it answers (its
   // ATC scan), besides waiting for accesses that still use a removed entry.
@@ -87,6 +91,7 @@ class DeviceAtc : public smmu::AtsDevice {
     bool read = false;
     bool write = false;
     uint64_t last_touch = 0;  // LRU clock
+    uint64_t filled = 0;      // FIFO clock
     Ps last_use_end = 0;
     bool covers(uint64_t a) const { return valid && (size_log2 >= 64 || ((a ^ base) >> size_log2) == 0); }
     uint64_t end() const { return size_log2 >= 64 ? ~uint64_t{0} : base + (uint64_t{1} << size_log2) - 1; }

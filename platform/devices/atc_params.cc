@@ -9,6 +9,8 @@ const config::ParamTable<AtcConfig>& atc_params() {
     config::ParamTable<AtcConfig> p;
     using C = AtcConfig;
     p.add("entries", &C::entries, 0, 1 << 16, "entries", "Translations the ATC holds (fully associative, LRU); 0: the device does not use ATS and its DMA is untranslated.");
+    p.choice("replacement", &C::replacement, {{"lru", AtcConfig::Replacement::kLru}, {"fifo", AtcConfig::Replacement::kFifo}},
+             "Which entry a fill replaces in a full ATC: the least recently used or the oldest fill.");
     p.add("lookup_ns", &C::lookup_ns, 0, 1e6, "ns", "One ATC lookup, hit or miss (a guess: a few cycles of an on-chip cache).");
     p.add("invalidate_ns", &C::invalidate_ns, 0, 1e6, "ns", "The device's work for one Invalidation Request before it answers, besides waiting for accesses through a removed entry (a guess).");
     p.add("pri", &C::pri, "PRI: an access the SMMU gave no translation for asks software for the page with a Page Request and waits for the answer (needs platform.smmu.features.pri, and an app that serves the PRI queue, iopf_bench); off: it goes untranslated and faults.");

@@ -83,6 +83,19 @@ TEST(DeviceAtc, BlocksAndLruReplacement) {
   EXPECT_EQ(stats.counter("dev.atc.evictions").value(), 1u);
 }
 
+TEST(DeviceAtc, FifoReplacesTheOldestFillWhateverItsUse) {
+  StatsRegistry stats;
+  AtcConfig c = config(2);
+  c.replacement = AtcConfig::Replacement::kFifo;
+  DeviceAtc atc(c, stats, "dev.atc");
+  atc.fill(success(0x1000, 0x8000'1000, 12));
+  atc.fill(success(0x2000, 0x8000'2000, 12));
+  ASSERT_TRUE(atc.lookup(0x1000, false));      // used last, but filled first
+  atc.fill(success(0x3000, 0x8000'3000, 12));  // replaces it
+  EXPECT_FALSE(atc.peek(0x1000, false));
+  EXPECT_TRUE(atc.peek(0x2000, false));
+}
+
 TEST(DeviceAtc, InvalidationRemovesOverlappingEntriesAndWaitsForTheirUse) {
   StatsRegistry stats;
   DeviceAtc atc(config(8), stats, "dev.atc");
