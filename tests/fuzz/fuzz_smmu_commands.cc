@@ -23,6 +23,7 @@
 #include "common/device_atc.h"
 #include "common/stats.h"
 #include "fuzz_input.h"
+#include "fuzz_profiles.h"
 #include "smmu/ats_completion.h"
 #include "smmu/command_executor.h"
 #include "smmu/commands.h"
@@ -67,21 +68,11 @@ struct World {
   std::unique_ptr<CommandExecutor> executor;
 };
 
-// ATS, PRI and the stall model: ATC_INV, PRI_RESP, RESUME and STALL_TERM decode.
-SmmuFeatures with_ats() {
-  SmmuFeatures f = SmmuFeatures::v3_3_profile();
-  f.ats = f.pri = true;
-  f.priqs = 8;
-  f.stall_model = 0;
-  f.stall_max = 16;
-  return f;
-}
-
 // 0: v3.0, 1: v3.3, 2: v3.3 with ATS.
 World& world(unsigned profile) {
   static World v30(SmmuFeatures::v3_0_profile());
   static World v33(SmmuFeatures::v3_3_profile());
-  static World ats(with_ats());
+  static World ats(fuzz::with_ats_pri_stall());  // ATC_INV, PRI_RESP, RESUME, STALL_TERM decode
   return profile == 2 ? ats : profile ? v33 : v30;
 }
 

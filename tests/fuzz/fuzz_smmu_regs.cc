@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "fuzz_input.h"
+#include "fuzz_profiles.h"
 #include "smmu/register_file.h"
 
 using namespace smmu_vp;
@@ -33,20 +34,10 @@ uint64_t derived(const SmmuRegisterFile& r) {
   return h;
 }
 
-// v3.3 with ATS, PRI and the stall model: ATSCHK, the PRI queue's registers.
-SmmuFeatures with_ats_pri_stall() {
-  SmmuFeatures f = SmmuFeatures::v3_3_profile();
-  f.ats = f.pri = true;
-  f.priqs = 8;
-  f.stall_model = 0;
-  f.stall_max = 16;
-  return f;
-}
-
 struct Files {
   SmmuRegisterFile v30{SmmuFeatures::v3_0_profile()};
   SmmuRegisterFile v33{SmmuFeatures::v3_3_profile()};
-  SmmuRegisterFile pri{with_ats_pri_stall()};
+  SmmuRegisterFile pri{fuzz::with_ats_pri_stall()};  // ATSCHK, the PRI queue's registers
 };
 
 }  // namespace

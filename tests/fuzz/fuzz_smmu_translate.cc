@@ -20,6 +20,7 @@
 
 #include "common/stats.h"
 #include "fuzz_input.h"
+#include "fuzz_profiles.h"
 #include "smmu/ats_completion.h"
 #include "smmu/descriptors.h"
 #include "smmu/translator.h"
@@ -150,20 +151,10 @@ void flip(std::array<uint64_t, 8>& w, unsigned b) { w[(b / 64) % 8] ^= 1ull << (
 
 }  // namespace
 
-// v3.3 with ATS and the stall model: Translation Requests, translated
-// transactions checked against the STE, and CD.S setting the stall flag.
-SmmuFeatures with_ats_stall() {
-  SmmuFeatures f = SmmuFeatures::v3_3_profile();
-  f.ats = true;
-  f.stall_model = 0;
-  f.stall_max = 16;
-  return f;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static World v30(SmmuFeatures::v3_0_profile());
   static World v33(SmmuFeatures::v3_3_profile());
-  static World ats(with_ats_stall());
+  static World ats(fuzz::with_ats_pri_stall());  // Translation Requests, translated transactions, CD.S
   static bool registered = (std::atexit([] { share.print(); }), true);
   (void)registered;
   fuzz::Input in(data, size);

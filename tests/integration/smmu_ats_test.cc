@@ -29,6 +29,7 @@
 #include "smmu/register_file.h"
 #include "smmu/registers.h"
 #include "smmu/smmu.h"
+#include "smmu_test_memory.h"
 
 namespace smmu_vp::smmu {
 namespace {
@@ -48,29 +49,7 @@ constexpr uint64_t kIova = 0x4000'0000;  // RW page, then a read-only one, then 
 // StreamIDs, one per STE kind.
 enum : uint32_t { kAts = 1, kNoAts = 2, kBypass = 3, kAbort = 4, kInvalid = 5, kDssBypass = 6, kNoAtsBadCd = 7 };
 
-struct Memory : sc_core::sc_module {
-  tlm_utils::simple_target_socket<Memory> socket{"socket"};
-  std::vector<uint8_t> bytes = std::vector<uint8_t>(kMemSize);
-
-  explicit Memory(sc_core::sc_module_name n) : sc_module(n) { socket.register_b_transport(this, &Memory::b_transport); }
-  void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) {
-    const uint64_t a = t.get_address();
-    const unsigned len = t.get_data_length();
-    if (a < kMem || a + len > kMem + kMemSize) {
-      t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-      return;
-    }
-    if (t.is_write()) std::memcpy(&bytes[a - kMem], t.get_data_ptr(), len);
-    else std::memcpy(t.get_data_ptr(), &bytes[a - kMem], len);
-    t.set_response_status(tlm::TLM_OK_RESPONSE);
-  }
-  void poke(uint64_t a, const void* p, size_t n) { std::memcpy(&bytes[a - kMem], p, n); }
-  uint64_t peek64(uint64_t a) const {
-    uint64_t v;
-    std::memcpy(&v, &bytes[a - kMem], 8);
-    return v;
-  }
-};
+using Memory = test::SmmuTestMemory;
 
 struct Master : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<Master> socket{"socket"};
@@ -108,7 +87,7 @@ SmmuConfig config(bool ats, bool pri = false) {
 class SmmuAts : public ::testing::Test {
  protected:
   explicit SmmuAts(bool ats = true, bool pri = false)
-      : mem_("mem"), master_("master"), smmu_("smmu", config(ats, pri), nullptr, stats_, nullptr) {
+      : mem_("mem", kMem, kMemSize), master_("master"), smmu_("smmu", config(ats, pri), nullptr, stats_, nullptr) {
     smmu_.downstream.bind(mem_.socket);
     master_.socket.bind(smmu_.upstream);
     master_.regs.bind(smmu_.regs);
@@ -199,44 +178,44 @@ class SmmuAts : public ::testing::Test {
     sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
   }
 
-  AtsExtension request(uint32_t sid, uint64_t addr, bool ssv = false, bool privileged = false) {
-    tlm::tlm_generic_payload t;
-    t.set_command(tlm::TLM_IGNORE_COMMAND);
-    t.set_address(addr);
-    t.set_data_ptr(nullptr);
-    t.set_data_length(0);
-    StreamIdExtension id(sid, 0, ssv);
-    id.privileged = privileged;
-    AtsExtension ats(AtsExtension::Kind::kTranslationRequest);
+  // `t` through the upstream socket with `id` and `ats` attached.
+  tlm::tlm_response_status transport(tlm::tlm_generic_payload& t, StreamIdExtension& id, AtsExtension& ats) {
     t.set_extension(&id);
     t.set_extension(&ats);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     master_.socket->b_transport(t, delay);
     t.clear_extension(&id);
     t.clear_extension(&ats);
-    EXPECT_EQ(t.get_response_status(), tlm::TLM_OK_RESPONSE);
+    return t.get_response_status();
+  }
+  // A payload of length 0 at `addr`, as Translation and Page Requests are.
+  static void message(tlm::tlm_generic_payload& t, uint64_t addr) {
+    t.set_command(tlm::TLM_IGNORE_COMMAND);
+    t.set_address(addr);
+    t.set_data_ptr(nullptr);
+    t.set_data_length(0);
+  }
+
+  AtsExtension request(uint32_t sid, uint64_t addr, bool ssv = false, bool privileged = false) {
+    tlm::tlm_generic_payload t;
+    message(t, addr);
+    StreamIdExtension id(sid, 0, ssv);
+    id.privileged = privileged;
+    AtsExtension ats(AtsExtension::Kind::kTranslationRequest);
+    EXPECT_EQ(transport(t, id, ats), tlm::TLM_OK_RESPONSE);
     return ats;
   }
 
   // A PRI Page Request for the page at `addr`; whether the SMMU queued it.
   bool page_request(uint32_t sid, uint64_t addr, uint16_t prg, bool last = true, bool write = false) {
     tlm::tlm_generic_payload t;
-    t.set_command(tlm::TLM_IGNORE_COMMAND);
-    t.set_address(addr);
-    t.set_data_ptr(nullptr);
-    t.set_data_length(0);
+    message(t, addr);
     StreamIdExtension id(sid, 0, false);
     AtsExtension ats(AtsExtension::Kind::kPageRequest);
     ats.prg_index = prg;
     ats.last = last;
     ats.want_write = write;
-    t.set_extension(&id);
-    t.set_extension(&ats);
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    master_.socket->b_transport(t, delay);
-    t.clear_extension(&id);
-    t.clear_extension(&ats);
-    EXPECT_EQ(t.get_response_status(), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(transport(t, id, ats), tlm::TLM_OK_RESPONSE);
     sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_US));
     return ats.accepted;
   }
@@ -265,21 +244,11 @@ class SmmuAts : public ::testing::Test {
     t.set_streaming_width(8);
     StreamIdExtension id(sid, 0, false);
     AtsExtension ats(AtsExtension::Kind::kTranslated);
-    t.set_extension(&id);
-    t.set_extension(&ats);
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    master_.socket->b_transport(t, delay);
-    t.clear_extension(&id);
-    t.clear_extension(&ats);
-    return t.get_response_status();
+    return transport(t, id, ats);
   }
 
   uint32_t events() { return smmu_.registers().eventq_prod().index(); }
-  EventRecord event(unsigned i) {
-    std::array<uint64_t, 4> w;
-    for (unsigned d = 0; d < 4; ++d) w[d] = mem_.peek64(kEvtq + 32 * i + 8 * d);
-    return EventRecord::decode(w);
-  }
+  EventRecord event(unsigned i) { return mem_.event(kEvtq, i); }
   uint64_t counter(const std::string& name) { return stats_.has(name) ? stats_.counter(name).value() : 0; }
 
   StatsRegistry stats_;

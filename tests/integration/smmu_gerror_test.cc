@@ -22,6 +22,7 @@
 #include "smmu/register_file.h"
 #include "smmu/registers.h"
 #include "smmu/smmu.h"
+#include "smmu_test_memory.h"
 
 namespace smmu_vp::smmu {
 namespace {
@@ -35,29 +36,7 @@ constexpr uint64_t kStrtab = kMem + 0x4000;    // 64 STEs, all invalid
 constexpr uint64_t kMsiTarget = kMem + 0x8000;
 constexpr unsigned kGerrorLine = 7, kEventqLine = 5;
 
-struct Memory : sc_core::sc_module {
-  tlm_utils::simple_target_socket<Memory> socket{"socket"};
-  std::vector<uint8_t> bytes = std::vector<uint8_t>(kMemSize);
-  std::vector<std::pair<uint64_t, uint32_t>> writes;  // (address, first word) of every 4-byte write
-
-  explicit Memory(sc_core::sc_module_name n) : sc_module(n) { socket.register_b_transport(this, &Memory::b_transport); }
-  void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) {
-    const uint64_t a = t.get_address();
-    const unsigned len = t.get_data_length();
-    if (a < kMem || a + len > kMem + kMemSize) {
-      t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-      return;
-    }
-    if (t.is_write()) {
-      std::memcpy(&bytes[a - kMem], t.get_data_ptr(), len);
-      if (len == 4) writes.emplace_back(a, *reinterpret_cast<uint32_t*>(t.get_data_ptr()));
-    } else {
-      std::memcpy(t.get_data_ptr(), &bytes[a - kMem], len);
-    }
-    t.set_response_status(tlm::TLM_OK_RESPONSE);
-  }
-  void poke(uint64_t a, const void* p, size_t n) { std::memcpy(&bytes[a - kMem], p, n); }
-};
+using Memory = test::SmmuTestMemory;
 
 struct Lines : IrqSink {
   std::map<unsigned, unsigned> raised;
@@ -88,7 +67,7 @@ SmmuConfig config() {
 
 class GerrorTest : public ::testing::Test {
  protected:
-  GerrorTest() : mem_("mem"), master_("master"), smmu_("smmu", config(), &lines_, stats_, nullptr) {
+  GerrorTest() : mem_("mem", kMem, kMemSize), master_("master"), smmu_("smmu", config(), &lines_, stats_, nullptr) {
     smmu_.downstream.bind(mem_.socket);
     master_.socket.bind(smmu_.upstream);
     master_.regs.bind(smmu_.regs);

@@ -24,6 +24,7 @@
 #include "smmu/register_file.h"
 #include "smmu/registers.h"
 #include "smmu/smmu.h"
+#include "smmu_test_memory.h"
 
 namespace smmu_vp::smmu {
 namespace {
@@ -39,28 +40,7 @@ constexpr uint64_t kPage = kMem + 0x20000;
 constexpr uint64_t kIova = 0x4000'0000;  // not mapped until a test maps it
 constexpr uint32_t kSid = 1;
 
-struct Memory : sc_core::sc_module {
-  tlm_utils::simple_target_socket<Memory> socket{"socket"};
-  std::vector<uint8_t> bytes = std::vector<uint8_t>(kMemSize);
-  explicit Memory(sc_core::sc_module_name n) : sc_module(n) { socket.register_b_transport(this, &Memory::b_transport); }
-  void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) {
-    const uint64_t a = t.get_address();
-    const unsigned len = t.get_data_length();
-    if (a < kMem || a + len > kMem + kMemSize) {
-      t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-      return;
-    }
-    if (t.is_write()) std::memcpy(&bytes[a - kMem], t.get_data_ptr(), len);
-    else std::memcpy(t.get_data_ptr(), &bytes[a - kMem], len);
-    t.set_response_status(tlm::TLM_OK_RESPONSE);
-  }
-  void poke(uint64_t a, const void* p, size_t n) { std::memcpy(&bytes[a - kMem], p, n); }
-  uint64_t peek64(uint64_t a) const {
-    uint64_t v;
-    std::memcpy(&v, &bytes[a - kMem], 8);
-    return v;
-  }
-};
+using Memory = test::SmmuTestMemory;
 
 // Makes one 8-byte write to kIova from its thread, `count` times 1 us apart.
 struct Client : sc_core::sc_module {
@@ -109,7 +89,7 @@ SmmuConfig config(unsigned stall_max) {
 class SmmuStall : public ::testing::Test {
  protected:
   explicit SmmuStall(unsigned stall_max = 4)
-      : mem_("mem"), client_("client"), regs_("regs"), smmu_("smmu", config(stall_max), nullptr, stats_, nullptr) {
+      : mem_("mem", kMem, kMemSize), client_("client"), regs_("regs"), smmu_("smmu", config(stall_max), nullptr, stats_, nullptr) {
     smmu_.downstream.bind(mem_.socket);
     client_.socket.bind(smmu_.upstream);
     regs_.socket.bind(smmu_.regs);
@@ -167,11 +147,7 @@ class SmmuStall : public ::testing::Test {
     mem_.poke(kTables + 3 * 0x1000 + 8 * ((kIova >> 12) & 511), &pte, 8);
   }
   unsigned events() { return smmu_.registers().eventq_prod().index(); }
-  EventRecord event(unsigned i) {
-    std::array<uint64_t, 4> w;
-    for (unsigned d = 0; d < 4; ++d) w[d] = mem_.peek64(kEvtq + 32 * i + 8 * d);
-    return EventRecord::decode(w);
-  }
+  EventRecord event(unsigned i) { return mem_.event(kEvtq, i); }
   uint64_t counter(const std::string& name) { return stats_.has(name) ? stats_.counter(name).value() : 0; }
 
   StatsRegistry stats_;
