@@ -1,5 +1,7 @@
 #include "apps/net_common.h"
 
+#include "drivers/dma_map.h"
+
 #include "apps/app_window.h"
 #include "apps/iommu_setup.h"
 #include "lib/string.h"
@@ -90,6 +92,7 @@ static int leader_setup(const char *app) {
   nic_config_default(&cfg);
   cfg.rx_ring_size = cfg.tx_ring_size = (uint32_t)hal_param("ring");
   cfg.buffers = (enum nic_buffer_policy)hal_param("buffers");
+  if (hal_param("unmap_latency")) drv_dma_time_unmaps = true;
   cfg.irq_mode = hal_param("msi") ? NIC_IRQ_MSI : NIC_IRQ_WIRED;
   cfg.coal_frames = (uint32_t)hal_param("coal_frames");
   cfg.coal_usecs = (uint32_t)hal_param("coal_usecs");

@@ -33,7 +33,8 @@
       {"coal_usecs", 8, "Interrupt moderation: us after the first completion (ethtool rx-usecs; 0 off).", 0, 0},        \
       {"msi", 1, "1: per-queue MSI through the SMMU; 0: wired interrupt lines.", 1, 0},                                 \
       {"nic", 0, "Which NIC: the device named nic<N>.", 9, 0},                                                         \
-      {"live_iovas", 0, "IOVAs held live for the whole run (other devices' long-lived buffers), one page each, at the top of the space.", 1048576, 0}
+      {"live_iovas", 0, "IOVAs held live for the whole run (other devices' long-lived buffers), one page each, at the top of the space.", 1048576, 0}, \
+      {"unmap_latency", 0, "1: sample each RX buffer unmap's latency (stats unmap_ns); reading the clock synchronises the core, so a run with it may differ slightly.", 1, 0}
 
 /* Instances of net_rx and of net_tx one scenario may run (scenario.apps
  * entries naming the app), each driving its own NIC (param nic). */

@@ -1,0 +1,3 @@
+#include "drivers/dma_map.h"
+
+bool drv_dma_time_unmaps;
