@@ -28,7 +28,7 @@ done < <(find "$src/sw" -name '*.c' | sort)
 # symbols are the HAL, sw/ itself (lib, drivers, the SMMU driver, apps), and
 # the few the compiler may emit for a struct copy.
 undefined=$(for o in "$out"/on-hal/*.o; do aarch64-linux-gnu-nm -u "$o" 2>/dev/null || nm -u "$o"; done \
-  | awk '{print $2}' | sort -u | grep -vE '^(hal_|sw_|app_|dma_|shared_lock_|smmu_|io_pgtable_|iommu_|swiotlb_|iova_|nic_|net_|nvme_|fio_|cam_|camera_|edu_|init_iova_domain$|put_iova_domain$|alloc_iova|free_iova|find_iova$|reserve_iova$|memcpy$|memset$)' || true)
+  | awk '{print $2}' | sort -u | grep -vE '^(hal_|sw_|drv_|app_|dma_|shared_lock_|smmu_|io_pgtable_|iommu_|swiotlb_|iova_|nic_|net_|nvme_|fio_|cam_|camera_|edu_|init_iova_domain$|put_iova_domain$|alloc_iova|free_iova|find_iova$|reserve_iova$|memcpy$|memset$)' || true)
 if [ -n "$undefined" ]; then
   echo "sw/ objects reference symbols outside the HAL and sw/:" >&2
   echo "$undefined" >&2
