@@ -458,16 +458,22 @@ TEST(CliNvme, Seed001FioCpuOrderingAndSyncElision) {
   ASSERT_EQ(at.size(), 5u);
   auto cpu = [&](const char* p) { return at.at(p)["cpu_utilisation"].get<double>(); };
   auto mbps = [&](const char* p) { return at.at(p)["mbps"].get<double>(); };
-  // The CPU each step of seed 001 gave back, in the seed's order.
+  // The CPU each step of seed 001 gave back, in the seed's order: the MSI
+  // step keeps every core busy (waiting for the SMMU's SYNCs, qdf2400's
+  // fitted 928 ns each, outside the lock), one sync per unmap frees them.
   EXPECT_LT(cpu("bypass"), cpu("Thunder 2-5 (one sync per unmap)"));
-  EXPECT_LT(cpu("Thunder 2-5 (one sync per unmap)"), cpu("+ MSI sync"));
-  EXPECT_LT(cpu("+ MSI sync"), cpu("baseline 4.13"));
+  EXPECT_LT(cpu("Thunder 2-5 (one sync per unmap)"), 0.5 * cpu("+ MSI sync"));
+  EXPECT_GT(cpu("+ MSI sync"), 0.95);
   // The 4.13 baseline: every page's CMD_SYNC holds the queue lock until the
   // CONS read 1 us after it (sync_wait udelay_backoff, no SEV on qdf2400),
-  // and the four jobs queue behind it; every other step is bound by the drives.
+  // and the four jobs queue behind it. With MSI the wait leaves the lock and
+  // the SMMU's TLBI + SYNC per page bounds the rate, above the baseline's;
+  // one sync per unmap is bound by the drives.
   EXPECT_LT(mbps("baseline 4.13"), 0.5 * mbps("bypass"));
   EXPECT_GT(cpu("baseline 4.13"), 0.95);
-  for (const char* p : {"+ MSI sync", "Thunder 2-5 (one sync per unmap)", "MSI + one sync per unmap + SYNC elision"})
+  EXPECT_GT(mbps("+ MSI sync"), 1.1 * mbps("baseline 4.13"));
+  EXPECT_LT(mbps("+ MSI sync"), 0.5 * mbps("bypass"));
+  for (const char* p : {"Thunder 2-5 (one sync per unmap)", "MSI + one sync per unmap + SYNC elision"})
     EXPECT_GT(mbps(p), 0.95 * mbps("bypass")) << p;
   EXPECT_GT(at.at("MSI + one sync per unmap + SYNC elision")["syncs_elided_share"].get<double>(), 0.2);
 }
