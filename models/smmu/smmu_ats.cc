@@ -150,8 +150,7 @@ CommandQueueConsumer::Hooks::AtcOutcome SmmuImpl::atc_invalidate(const Command& 
   if (!regfile_.smmuen() || it == ats_devices_.end()) return o;
   const AtsDevice::Invalidation inv = atc_invalidation(cmd, cfg_.features);
   const AtsTiming& timing = cfg_.ats;
-  const Ps sent = std::max(at, atc_port_free_) + ns_to_ps(timing.message_ns);
-  atc_port_free_ = sent;
+  const Ps sent = send_ats_message(at);
   const Ps link = ns_to_ps(timing.pcie_latency_ns);
   const Ps give_up = at + ns_to_ps(timing.atc_inv_timeout_us * 1000.0);
   ats_stats_->atc_invalidations.add();
@@ -257,12 +256,16 @@ void SmmuImpl::pri_response(const Command& cmd, Ps at) {
   send_prg_response(r, at);
 }
 
+Ps SmmuImpl::send_ats_message(Ps at) {
+  ats_port_.retire(now_ps());
+  return ats_port_.reserve(at, ns_to_ps(cfg_.ats.message_ns)).end;
+}
+
 // A message to the endpoint: out on the SMMU's port, then across the link.
 void SmmuImpl::send_prg_response(const AtsDevice::PrgResponse& r, Ps at) {
   const auto it = ats_devices_.find(r.sid);
   if (it == ats_devices_.end()) return;
-  const Ps sent = std::max(at, atc_port_free_) + ns_to_ps(cfg_.ats.message_ns);
-  atc_port_free_ = sent;
+  const Ps sent = send_ats_message(at);
   it->second->prg_response(r, sent + ns_to_ps(cfg_.ats.pcie_latency_ns));
 }
 

@@ -143,7 +143,12 @@ class SmmuImpl : private SmmuRegisterListener {
   std::function<Ps(uint64_t pa, unsigned len)> coherent_write_;
   SmmuObserver* observer_ = nullptr;
   std::map<uint32_t, AtsDevice*> ats_devices_;  // by StreamID
-  Ps atc_port_free_ = 0;  // when the SMMU can send its next Invalidation Request
+  // The SMMU's port for ATS messages to endpoints (Invalidation Requests,
+  // PRG Responses): one message at a time. Consumers of different command
+  // queues send at their own local times, so a message takes the earliest
+  // gap at or after its time instead of queueing behind a later one.
+  Resource ats_port_{"ats_port", 1};
+  Ps send_ats_message(Ps at);  // when a message ready at `at` has left the port
   struct AtsStats {       // <smmu>.ats.*, only with features.ats
     AtsStats(StatsRegistry& stats, const std::string& smmu);
     Counter& translation_requests;
