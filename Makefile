@@ -9,7 +9,8 @@
 #                   files and the data into PREFIX (default /usr/local; docs/embedding.md)
 #   make package    ... then build the Debian package build/smmu-vp_<version>_<arch>.deb
 #   make reproduce  ... then run every seed figure of docs/figures.json and its sensitivity study
-#                   into build/reproduce/report.md with plots (scripts/reproduce.py)
+#                   into build/reproduce/report.md with plots (scripts/reproduce.py);
+#                   BEFORE=FILE adds an earlier run's figures_measured.json beside this run's
 #   make fuzz       build the libFuzzer harnesses (clang, ASan+UBSan) into build-fuzz/ and run
 #                   each for FUZZ_SECONDS (default 60), or FUZZ_RUNS executions each;
 #                   fails on any crash (README "Fuzzing")
@@ -93,7 +94,7 @@ package: configure
 # Only the simulator is needed; the figures exit non-zero only when a run fails.
 reproduce: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target smmu-vp
-	$(PYTHON) scripts/reproduce.py --cli $(BUILD)/smmu-vp --out $(BUILD)/reproduce
+	$(PYTHON) scripts/reproduce.py --cli $(BUILD)/smmu-vp --out $(BUILD)/reproduce $(if $(BEFORE),--before $(BEFORE))
 
 # Its own build directory: clang, every library instrumented, no tests or benchmarks.
 fuzz-build: deps

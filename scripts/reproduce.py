@@ -34,6 +34,10 @@ def parse_args(argv):
     ap.add_argument("--factor", type=float, help="sensitivity factor (default: the figures file's, else 0.5)")
     ap.add_argument("--no-sensitivity", action="store_true", help="skip the sensitivity studies")
     ap.add_argument("--only", nargs="*", metavar="ID", help="only these figure ids")
+    ap.add_argument("--before", metavar="FILE",
+                    help="an earlier run's figures_measured.json (OUT/figures_measured.json, written by every "
+                         "run): the report adds its values and counts beside this run's and lists the figures "
+                         "that entered or left their band")
     return ap.parse_args(argv)
 
 

@@ -1,8 +1,10 @@
 """OUT/report.md: the figures against the seeds, the sweep plots and the sensitivity studies."""
+import json
 import math
 import os
 
 from . import figures, plots
+from .common import InputError
 from .sensitivity import effect
 
 
@@ -34,17 +36,68 @@ def link(args, fig):
     return f"[{fig['section'].split(':')[0]}]({rel}#{figures.github_anchor(fig['section'])})"
 
 
-def summary_table(args, figs, values):
-    lines = ["| figure | role | seed | what | published | measured | ratio | band | in band | why |",
-             "|---|---|---|---|---:|---:|---:|---|---|---|"]
+def summary_table(args, figs, values, before=None):
+    """The figures table; with `before` (load_before's), a column of the earlier run's values."""
+    was = "before | " if before else ""
+    lines = [f"| figure | role | seed | what | published | {was}measured | ratio | band | in band | why |",
+             "|---|---|---|---|---:|" + ("---:|" if before else "") + "---:|---:|---|---|---|"]
     for fig in figs["figures"]:
         value = values[fig["id"]]
         pub = fig.get("published_text") if fig.get("published") is None else f"{fmt(fig['published'])} {fig['unit']}"
         r = ratio(fig, value)
         mark = "yes" if figures.in_band(fig, value) else "**no**"
+        then = ""
+        if before:
+            old = before["figures"].get(fig["id"])
+            then = "-" if old is None else f"{fmt(old['value'])} {fig['unit']}" + (
+                f" ({old['role']})" if old["role"] != fig["role"] else "")
+            then += " | "
         lines.append(f"| `{fig['id']}` | {fig['role']} | {fig['seed']} | {fig['description']} | {pub} | "
-                     f"{fmt(value)} {fig['unit']} | {fmt(r)} | {band_text(fig)} | {mark} | {link(args, fig)} |")
+                     f"{then}{fmt(value)} {fig['unit']} | {fmt(r)} | {band_text(fig)} | {mark} | {link(args, fig)} |")
     return lines
+
+
+def measured_doc(figs, values):
+    """OUT/figures_measured.json: what --before of a later run reads."""
+    return {"band_counts": band_counts(figs, values),
+            "figures": {f["id"]: {"role": f["role"], "value": finite_or_none(values[f["id"]]),
+                                  "in_band": figures.in_band(f, values[f["id"]])} for f in figs["figures"]}}
+
+
+def finite_or_none(value):
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def load_before(path):
+    """An earlier run's figures_measured.json; InputError (exit 2) naming the file when it is not one."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the earlier run's figures (--before): {e.strerror}")
+    except ValueError as e:
+        raise InputError(f"{path}: not JSON (--before): {e}")
+    entries = doc.get("figures") if isinstance(doc, dict) else None
+    if not isinstance(entries, dict) or not isinstance(doc.get("band_counts"), str):
+        raise InputError(f"{path}: not a figures_measured.json of make reproduce (--before): "
+                         "expected 'band_counts' and 'figures'")
+    for fid, e in entries.items():
+        if not isinstance(e, dict) or e.get("role") not in ("fit", "predict") or not isinstance(e.get("in_band"), bool):
+            raise InputError(f"{path}: figures.{fid}: expected 'role' fit or predict, 'value' and 'in_band' (--before)")
+    for e in entries.values():
+        e["value"] = math.nan if e.get("value") is None else e["value"]
+    return doc
+
+
+def band_changes(figs, values, before):
+    """Lines naming the figures that entered or left their band since the earlier run."""
+    entered, left = [], []
+    for fig in figs["figures"]:
+        old = before["figures"].get(fig["id"])
+        now = figures.in_band(fig, values[fig["id"]])
+        if old is not None and old["in_band"] != now:
+            (entered if now else left).append(f"`{fig['id']}`")
+    return [f"Entered their band: {', '.join(entered) or 'none'}. Left it: {', '.join(left) or 'none'}."]
 
 
 def ratio_plot(args, figs, values):
@@ -133,17 +186,22 @@ def micro_table(micro):
 
 
 def write(args, figs, jobs, values, made, studied, factor, failed, runs, wall, micro=(), impossible=()):
+    before = getattr(args, "before_doc", None)
     lines = ["# Seed figures reproduced", "",
              f"**{band_counts(figs, values)}.** A fitted figure (role `fit`) had a profile value set to "
              "give it, so it is in its band by construction and no evidence for the model; the predicted "
-             "ones are.", "",
+             "ones are.", ""]
+    if before:
+        lines += [f"Before (`{os.path.relpath(args.before)}`): {before['band_counts']}. "
+                  + band_changes(figs, values, before)[0], ""]
+    lines += [
              f"Written by `scripts/reproduce.py` (`make reproduce`) with `{os.path.relpath(args.cli)}`: "
              f"{len(jobs)} scenarios and {runs - len(jobs)} sensitivity runs, {args.jobs} at a time, "
              f"{wall:.0f} s wall; {len(failed)} run(s) failed.", "",
              "Bands, published values and how each figure is measured: "
              f"`{os.path.relpath(args.figures, os.getcwd())}`. Why a figure misses: the section linked in "
              "the last column.", ""]
-    lines += summary_table(args, figs, values)
+    lines += summary_table(args, figs, values, before)
     lines += ["", img(args, ratio_plot(args, figs, values)), ""]
     lines += micro_table(micro)
     if impossible:
@@ -157,6 +215,9 @@ def write(args, figs, jobs, values, made, studied, factor, failed, runs, wall, m
     lines += scenario_sections(args, jobs, made)
     if studied:
         lines += sensitivity_sections(args, figs, studied, factor)
+    with open(os.path.join(args.out, "figures_measured.json"), "w") as f:
+        json.dump(measured_doc(figs, values), f, indent=1)
+        f.write("\n")
     path = os.path.join(args.out, "report.md")
     with open(path, "w") as f:
         f.write("\n".join(lines))

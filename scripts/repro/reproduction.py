@@ -181,6 +181,7 @@ def impossible_results(runs_dir):
 def reproduce(args, start):
     figs = select(figures.load_figures(args.figures), args.only)
     figures.check_sections(figs, args.results_doc)
+    args.before_doc = report.load_before(args.before) if getattr(args, "before", None) else None
     # Never fit to a figure we claim to predict: the profiles against docs/figures.json.
     provenance.check(args.cli)
     factor = args.factor if args.factor is not None else float(figs.get("factor", 0.5))
@@ -202,6 +203,9 @@ def reproduce(args, start):
     wall = time.monotonic() - start
     path = report.write(args, figs, jobs, values, made, studied, factor, failed, len(ran), wall, micro, impossible)
     print(report.band_counts(figs, values))
+    if args.before_doc:
+        print(f"before: {args.before_doc['band_counts']}")
+        print(report.band_changes(figs, values, args.before_doc)[0])
     print(f"reproduce: {len(failed)} of {len(ran)} runs failed, {wall:.0f} s wall; report {path}", file=sys.stderr)
     # A broken invariant is listed in the report and on stderr (a bug to fix,
     # docs/results.md names the known one); the exit status stays that of the runs.

@@ -289,8 +289,13 @@ def figure(fid, published, band, kind, terms, sensitivity=(), role="predict"):
 
 
 def write_figures(path, figs):
+    write_json_file(path, {"figures": figs})
+
+
+def write_json_file(path, doc):
     with open(path, "w") as f:
-        json.dump({"figures": figs}, f)
+        json.dump(doc, f)
+    return path
 
 
 SMALL_AF = {"point": {"load": "small (4 KiB, 1 job)", "search": "area-first"}, "column": "MB/s"}
@@ -347,6 +352,40 @@ class ReportTest(unittest.TestCase):
         rows = read_csv(os.path.join(out, "plots", "tornado_outside.csv"))
         self.assertEqual([(r["parameter"], r["low"], r["high"]) for r in rows],
                          [("platform.cpu.costs.memcpy_64b", "6", "18")])
+
+    def test_before_shows_the_earlier_run_and_what_entered_or_left_its_band(self):
+        mbps = self.measured_mbps()
+        figs = [figure("inside", mbps * 1.1, {"rel": 0.2}, "value", [SMALL_AF]),
+                figure("outside", mbps * 3.0, {"rel": 0.2}, "value", [SMALL_AF])]
+        r, _, out = self.reproduce(figs, "--no-sensitivity")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "figures_measured.json")) as f:
+            earlier = json.load(f)
+        self.assertEqual(earlier["band_counts"], "predicted: 1 of 2 in band; fitted: 0 of 0 in band; all: 1 of 2")
+        self.assertAlmostEqual(earlier["figures"]["inside"]["value"], mbps, delta=mbps * 1e-9)
+        self.assertEqual([earlier["figures"][i]["in_band"] for i in ("inside", "outside")], [True, False])
+        # As if the earlier run had had "inside" out of its band and at another value.
+        earlier["figures"]["inside"].update(value=1.5, in_band=False)
+        earlier["band_counts"] = "predicted: 0 of 2 in band; fitted: 0 of 0 in band; all: 0 of 2"
+        before = write_json_file(os.path.join(self.tmp.name, "before.json"), earlier)
+        r, report, _ = self.reproduce(figs, "--no-sensitivity", "--before", before)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("before: predicted: 0 of 2 in band", r.stdout)
+        self.assertIn("Entered their band: `inside`. Left it: none.", r.stdout)
+        self.assertIn("| published | before | measured |", report)
+        inside = next(line for line in report.splitlines() if line.startswith("| `inside`"))
+        self.assertIn("| 1.500 MB/s |", inside)
+
+    def test_a_before_file_that_is_not_an_earlier_run_exits_2_naming_it(self):
+        fig = figure("inside", 1.0, {"rel": 0.2}, "value", [SMALL_AF])
+        missing = os.path.join(self.tmp.name, "missing.json")
+        wrong = write_json_file(os.path.join(self.tmp.name, "wrong.json"), {"figures": {"inside": {"role": "x"}}})
+        for path, why in ((missing, "cannot read the earlier run's figures"),
+                          (wrong, "not a figures_measured.json of make reproduce")):
+            with self.subTest(path=path):
+                r, _, _ = self.reproduce([fig], "--no-sensitivity", "--before", path)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(f"reproduce: {path}: {why}", r.stderr)
 
     def test_a_failing_run_exits_1_and_is_listed(self):
         # Half of the platform's cores cannot hold the 4-job point: that run fails validation.
