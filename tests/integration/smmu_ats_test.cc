@@ -29,6 +29,7 @@
 #include "smmu/register_file.h"
 #include "smmu/registers.h"
 #include "smmu/smmu.h"
+#include "smmu_register_driver.h"
 #include "smmu_test_memory.h"
 
 namespace smmu_vp::smmu {
@@ -94,15 +95,8 @@ class SmmuAts : public ::testing::Test {
     build_tables();
   }
 
-  void wr(uint64_t off, uint64_t v, unsigned size = 4) {
-    bool ok = false;
-    smmu_.registers().write(off, size, v, &ok);
-    ASSERT_TRUE(ok) << std::hex << off;
-  }
-  uint32_t rd(uint64_t off) {
-    bool ok = false;
-    return static_cast<uint32_t>(smmu_.registers().read(off, 4, &ok));
-  }
+  void wr(uint64_t off, uint64_t v, unsigned size = 4) { drv_.wr(off, v, size); }
+  uint32_t rd(uint64_t off) { return drv_.rd(off); }
 
   // Stage-1 tables (4 KiB granule, 48-bit) mapping kIova read-write and
   // kIova + 4K read-only; one CD (ASID 1) and an STE per StreamID kind.
@@ -158,23 +152,11 @@ class SmmuAts : public ::testing::Test {
     put(kNoAtsBadCd, bad_cd);
   }
 
-  void bring_up(uint32_t extra_cr0 = 0) {
-    sc_core::sc_start(sc_core::SC_ZERO_TIME);  // end of elaboration
-    wr(reg::kCmdqBase, kCmdq | 6, 8);
-    wr(reg::kEventqBase, kEvtq | 6, 8);
-    wr(reg::kStrtabBase, kStrtab, 8);
-    wr(reg::kStrtabBaseCfg, 6);
-    wr(reg::kCr0, reg::cr0::kSmmuEn.mask32() | reg::cr0::kCmdqEn.mask32() | reg::cr0::kEventqEn.mask32() |
-                      extra_cr0);
-  }
+  void bring_up(uint32_t extra_cr0 = 0) { drv_.bring_up(test::cr0_on() | extra_cr0); }
 
   // Publishes the commands with one PROD write, then runs 10 us.
   void submit(std::initializer_list<CommandWords> cmds) {
-    for (const CommandWords& c : cmds) {
-      mem_.poke(kCmdq + 16 * (prod_ & 63), c.data(), 16);
-      prod_ = (prod_ + 1) & 127;
-    }
-    wr(reg::kCmdqProd, prod_);
+    drv_.publish(cmds);
     sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
   }
 
@@ -247,15 +229,15 @@ class SmmuAts : public ::testing::Test {
     return transport(t, id, ats);
   }
 
-  uint32_t events() { return smmu_.registers().eventq_prod().index(); }
-  EventRecord event(unsigned i) { return mem_.event(kEvtq, i); }
+  uint32_t events() { return drv_.events(); }
+  EventRecord event(unsigned i) { return drv_.event(i); }
   uint64_t counter(const std::string& name) { return stats_.has(name) ? stats_.counter(name).value() : 0; }
 
   StatsRegistry stats_;
   Memory mem_;
   Master master_;
   Smmu smmu_;
-  uint32_t prod_ = 0;
+  test::SmmuRegisterDriver drv_{smmu_, mem_, kCmdq, kEvtq, kStrtab};
 };
 
 using Status = AtsExtension::Status;

@@ -24,6 +24,7 @@
 #include "smmu/register_file.h"
 #include "smmu/registers.h"
 #include "smmu/smmu.h"
+#include "smmu_register_driver.h"
 #include "smmu_test_memory.h"
 
 namespace smmu_vp::smmu {
@@ -113,41 +114,21 @@ class SmmuStall : public ::testing::Test {
     mem_.poke(kStrtab + 64 * kSid, w.data(), sizeof w);
   }
 
-  void wr(uint64_t off, uint64_t v, unsigned size = 4) {
-    bool ok = false;
-    smmu_.registers().write(off, size, v, &ok);
-    ASSERT_TRUE(ok) << std::hex << off;
-  }
-  uint32_t rd(uint64_t off) {
-    bool ok = false;
-    return static_cast<uint32_t>(smmu_.registers().read(off, 4, &ok));
-  }
-  uint32_t cr0(bool eventq = true) {
-    return reg::cr0::kSmmuEn.mask32() | reg::cr0::kCmdqEn.mask32() | (eventq ? reg::cr0::kEventqEn.mask32() : 0u);
-  }
-  void bring_up(bool eventq = true) {
-    sc_core::sc_start(sc_core::SC_ZERO_TIME);
-    wr(reg::kCmdqBase, kCmdq | 6, 8);
-    wr(reg::kEventqBase, kEvtq | 6, 8);
-    wr(reg::kStrtabBase, kStrtab, 8);
-    wr(reg::kStrtabBaseCfg, 6);
-    wr(reg::kCr0, cr0(eventq));
-  }
+  void wr(uint64_t off, uint64_t v, unsigned size = 4) { drv_.wr(off, v, size); }
+  uint32_t rd(uint64_t off) { return drv_.rd(off); }
+  uint32_t cr0(bool eventq = true) { return test::cr0_on(eventq); }
+  void bring_up(bool eventq = true) { drv_.bring_up(cr0(eventq)); }
   void run_us(double us) { sc_core::sc_start(sc_core::sc_time(us, sc_core::SC_US)); }
   void submit(std::initializer_list<CommandWords> cmds) {
-    for (const CommandWords& c : cmds) {
-      mem_.poke(kCmdq + 16 * (prod_ & 63), c.data(), 16);
-      prod_ = (prod_ + 1) & 127;
-    }
-    wr(reg::kCmdqProd, prod_);
+    drv_.publish(cmds);
     run_us(10);
   }
   void map_page() {
     const uint64_t pte = kPage | 3 | (1u << 11) | (1u << 10) | (3u << 8) | (1u << 6);
     mem_.poke(kTables + 3 * 0x1000 + 8 * ((kIova >> 12) & 511), &pte, 8);
   }
-  unsigned events() { return smmu_.registers().eventq_prod().index(); }
-  EventRecord event(unsigned i) { return mem_.event(kEvtq, i); }
+  unsigned events() { return drv_.events(); }
+  EventRecord event(unsigned i) { return drv_.event(i); }
   uint64_t counter(const std::string& name) { return stats_.has(name) ? stats_.counter(name).value() : 0; }
 
   StatsRegistry stats_;
@@ -155,7 +136,7 @@ class SmmuStall : public ::testing::Test {
   Client client_;
   RegsPort regs_;
   Smmu smmu_;
-  uint32_t prod_ = 0;
+  test::SmmuRegisterDriver drv_{smmu_, mem_, kCmdq, kEvtq, kStrtab};
 };
 
 // 3.12.2: the faulting write waits, its F_TRANSLATION recorded with Stall = 1
