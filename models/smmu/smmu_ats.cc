@@ -23,13 +23,6 @@ SmmuImpl::AtsStats::AtsStats(StatsRegistry& s, const std::string& smmu)
       request_latency(s.histogram(smmu + ".ats.translation_request_ns", "ns", 1000.0)),
       atc_inv_latency(s.histogram(smmu + ".ats.atc_inv_latency_ns", "ns", 1000.0)) {}
 
-namespace {
-Counter& lazily(Counter*& c, StatsRegistry& s, const std::string& path) {
-  if (!c) c = &s.counter(path);
-  return *c;
-}
-}  // namespace
-
 void SmmuImpl::attach_ats_device(uint32_t sid, AtsDevice* device) {
   if (device) ats_devices_[sid] = device;
   else ats_devices_.erase(sid);
@@ -193,14 +186,14 @@ Ps SmmuImpl::page_request(tlm::tlm_generic_payload& trans, AtsExtension& ats, Ps
   auto_resp.automatic = true;
   auto answer = [&](PrgResponseCode code) {
     auto_resp.code = code;
-    if (ats_stats_) lazily(ats_stats_->prg_auto_responses, stats_, std::string(name()) + ".ats.prg_auto_responses").add();
+    if (ats_stats_) counter_on_first_use(ats_stats_->prg_auto_responses, "ats", "prg_auto_responses").add();
     send_prg_response(auto_resp, t);
   };
   if (!cfg_.features.pri) {  // nothing here takes Page Requests
     answer(PrgResponseCode::kResponseFailure);
     return t;
   }
-  lazily(ats_stats_->page_requests, stats_, std::string(name()) + ".ats.page_requests").add();
+  counter_on_first_use(ats_stats_->page_requests, "ats", "page_requests").add();
   if (sfm_ || !regfile_.smmuen() || !regfile_.priqen() ||
       (regfile_.gerror_active() & reg::gerror::kPriqAbtErr.mask32())) {
     answer(PrgResponseCode::kResponseFailure);
@@ -221,7 +214,7 @@ Ps SmmuImpl::page_request(tlm::tlm_generic_payload& trans, AtsExtension& ats, Ps
     case EventQueueWriter::Outcome::kWritten:
       regfile_.set_priq_prod(r.prod.value());
       ats.accepted = true;
-      lazily(ats_stats_->page_requests_queued, stats_, std::string(name()) + ".ats.page_requests_queued").add();
+      counter_on_first_use(ats_stats_->page_requests_queued, "ats", "page_requests_queued").add();
       if (regfile_.priq_irqen() && (rec.last || !regfile_.priq_irq_last_only()))
         signal_irq(regfile_.priq_irq_cfg(), cfg_.priq_irq, reg::gerror::kMsiPriqAbtErr.mask32(), r.done);
       return r.done;
@@ -252,7 +245,7 @@ void SmmuImpl::pri_response(const Command& cmd, Ps at) {
   r.ssid = r.ssv ? cmd.ssid : 0;
   r.prg_index = cmd.prg_index;
   r.code = prg_code_of_resp(cmd.pri_resp);
-  lazily(ats_stats_->prg_responses, stats_, std::string(name()) + ".ats.prg_responses").add();
+  counter_on_first_use(ats_stats_->prg_responses, "ats", "prg_responses").add();
   send_prg_response(r, at);
 }
 

@@ -482,4 +482,9 @@ void SmmuImpl::finish_trace(Ps end) {
   for (auto& c : ecmdq_consumers_) c->finish_trace(end);
 }
 
+Counter& SmmuImpl::counter_on_first_use(Counter*& c, const char* group, const char* leaf) {
+  if (!c) c = &stats_.counter(std::string(name()) + "." + group + "." + leaf);
+  return *c;
+}
+
 }  // namespace smmu_vp::smmu

@@ -109,7 +109,6 @@ class SmmuImpl : private SmmuRegisterListener {
   // Resolves the stalled transactions of `sid` (nullptr: all of them).
   void resolve_stalls(const uint32_t* sid, bool retry, Ps at);
   void resolve(Stalled& s, bool retry, Ps at);
-  Counter& stall_counter(Counter*& c, const char* leaf);
   // SmmuRegisterListener: what register writes set in motion.
   void on_cmdq_prod(uint32_t cmdq_prod) override;
   void on_gerrorn(uint32_t old_gerrorn, uint32_t new_gerrorn) override;
@@ -149,6 +148,9 @@ class SmmuImpl : private SmmuRegisterListener {
   // gap at or after its time instead of queueing behind a later one.
   Resource ats_port_{"ats_port", 1};
   Ps send_ats_message(Ps at);  // when a message ready at `at` has left the port
+  // <smmu>.<group>.<leaf>, registered on first use: the stall and PRI
+  // counters only runs that use them report. The path is built once.
+  Counter& counter_on_first_use(Counter*& c, const char* group, const char* leaf);
   struct AtsStats {       // <smmu>.ats.*, only with features.ats
     AtsStats(StatsRegistry& stats, const std::string& smmu);
     Counter& translation_requests;

@@ -10,11 +10,6 @@
 
 namespace smmu_vp::smmu {
 
-Counter& SmmuImpl::stall_counter(Counter*& c, const char* leaf) {
-  if (!c) c = &stats_.counter(std::string(name()) + ".stalls." + leaf);
-  return *c;
-}
-
 bool SmmuImpl::stall(const TranslationResult& r, Ps* t) {
   // Only a client thread can be held; a client that cannot wait, or one
   // beyond STALL_MAX stalled transactions, is terminated as the terminate
@@ -22,7 +17,7 @@ bool SmmuImpl::stall(const TranslationResult& r, Ps* t) {
   const sc_core::sc_process_handle caller = sc_core::sc_get_current_process_handle();
   if (!caller.valid() || caller.proc_kind() != sc_core::SC_THREAD_PROC_ ||
       stalls_.size() >= cfg_.features.stall_max) {
-    stall_counter(stall_not_possible_, "terminated_not_possible").add();
+    counter_on_first_use(stall_not_possible_, "stalls", "terminated_not_possible").add();
     record_event(r.event, *t);
     return false;
   }
@@ -51,14 +46,14 @@ bool SmmuImpl::stall(const TranslationResult& r, Ps* t) {
     *t = now_ps();
     return true;
   }
-  stall_counter(stalled_, "stalled").add();
+  counter_on_first_use(stalled_, "stalls", "stalled").add();
   const Ps start = now_ps();
   while (!s.resolved) sc_core::wait(s.event);
   leave();
   *t = std::max(now_ps(), s.at);
   if (!stall_ns_) stall_ns_ = &stats_.histogram(std::string(name()) + ".stalls.stall_ns", "ns", 1000.0);
   stall_ns_->record(*t - start);
-  if (!s.retry) stall_counter(stall_terminated_, "terminated").add();
+  if (!s.retry) counter_on_first_use(stall_terminated_, "stalls", "terminated").add();
   return s.retry;
 }
 
@@ -90,7 +85,7 @@ void SmmuImpl::stall_command(const Command& cmd, Ps at) {
       resolve(*s, cmd.resume_retry, at);
       return;
     }
-  stall_counter(stall_unmatched_, "resume_unmatched").add();
+  counter_on_first_use(stall_unmatched_, "stalls", "resume_unmatched").add();
 }
 
 }  // namespace smmu_vp::smmu
