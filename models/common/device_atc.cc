@@ -36,15 +36,17 @@ size_t DeviceAtc::size() const {
 std::optional<DeviceAtc::Hit> DeviceAtc::lookup(uint64_t addr, bool write) {
   if (!cfg_.enabled()) return std::nullopt;
   lookups_->add();
-  std::optional<Hit> h = peek(addr, write);
+  Entry* e = find(addr);
+  std::optional<Hit> h = hit_of(e, addr, write);
   if (!h) return h;
   hits_->add();
-  find(addr)->last_touch = ++clock_;
+  e->last_touch = ++clock_;
   return h;
 }
 
-std::optional<DeviceAtc::Hit> DeviceAtc::peek(uint64_t addr, bool write) {
-  Entry* e = find(addr);
+std::optional<DeviceAtc::Hit> DeviceAtc::peek(uint64_t addr, bool write) { return hit_of(find(addr), addr, write); }
+
+std::optional<DeviceAtc::Hit> DeviceAtc::hit_of(const Entry* e, uint64_t addr, bool write) {
   if (!e || !(write ? e->write : e->read)) return std::nullopt;
   Hit h;
   h.pa = e->pa + (addr - e->base);

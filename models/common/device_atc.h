@@ -97,6 +97,8 @@ class DeviceAtc : public smmu::AtsDevice {
     uint64_t end() const { return size_log2 >= 64 ? ~uint64_t{0} : base + (uint64_t{1} << size_log2) - 1; }
   };
   Entry* find(uint64_t addr);
+  // What an access through `e` (nullptr: none covers it) gets.
+  static std::optional<Hit> hit_of(const Entry* e, uint64_t addr, bool write);
   void drop(Entry& e);  // evicts or replaces it, keeping its accesses' end
 
   AtcConfig cfg_;
