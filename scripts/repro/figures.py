@@ -17,6 +17,7 @@ import math
 import os
 import re
 
+from . import directions
 from .common import ROOT, InputError, column_value, load_json, point_labels, stat_value
 
 KINDS = {"value": 1, "ratio": 2, "percent_of": 2, "gain_percent": 2}
@@ -51,6 +52,7 @@ def load_figures(path, root=ROOT):
         check_measure(fig, scenarios[name], f"{where} ({fig['id']})")
         check_band(fig, f"{where} ({fig['id']})")
     check_micro_figures(data, path, seen, scenarios, root)
+    directions.check(data, path)
     data["scenarios"] = scenarios
     return data
 

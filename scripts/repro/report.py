@@ -3,7 +3,7 @@ import json
 import math
 import os
 
-from . import figures, plots
+from . import directions, figures, plots
 from .common import InputError
 from .sensitivity import effect
 
@@ -39,8 +39,9 @@ def link(args, fig):
 def summary_table(args, figs, values, before=None):
     """The figures table; with `before` (load_before's), a column of the earlier run's values."""
     was = "before | " if before else ""
-    lines = [f"| figure | role | seed | what | published | {was}measured | ratio | band | in band | why |",
-             "|---|---|---|---|---:|" + ("---:|" if before else "") + "---:|---:|---|---|---|"]
+    lines = [f"| figure | role | seed | what | published | {was}measured | ratio | band | in band | direction | why |",
+             "|---|---|---|---|---:|" + ("---:|" if before else "") + "---:|---:|---|---|---|---|"]
+    ways = directions.verdicts(figs, values)
     for fig in figs["figures"]:
         value = values[fig["id"]]
         pub = fig.get("published_text") if fig.get("published") is None else f"{fmt(fig['published'])} {fig['unit']}"
@@ -53,15 +54,30 @@ def summary_table(args, figs, values, before=None):
                 f" ({old['role']})" if old["role"] != fig["role"] else "")
             then += " | "
         lines.append(f"| `{fig['id']}` | {fig['role']} | {fig['seed']} | {fig['description']} | {pub} | "
-                     f"{then}{fmt(value)} {fig['unit']} | {fmt(r)} | {band_text(fig)} | {mark} | {link(args, fig)} |")
+                     f"{then}{fmt(value)} {fig['unit']} | {fmt(r)} | {band_text(fig)} | {mark} | "
+                     f"{direction_text(fig, ways)} | {link(args, fig)} |")
     return lines
+
+
+def direction_text(fig, ways):
+    """The direction cell: the verdict with the model's distance from its reference, or '-'."""
+    if fig["id"] not in ways:
+        return "-"
+    verdict, effect = ways[fig["id"]]
+    d = fig["direction"]
+    ref = f"`{d['against']}`" if isinstance(d["against"], str) else fmt(d["against"])
+    shown = "**wrong**" if verdict == "wrong" else verdict
+    return f"{shown} ({'+' if effect > 0 else ''}{fmt(effect)} against {ref}; seed {d['seed']})"
 
 
 def measured_doc(figs, values):
     """OUT/figures_measured.json: what --before of a later run reads."""
+    ways = directions.verdicts(figs, values)
     return {"band_counts": band_counts(figs, values),
+            "direction_counts": directions.counts(figs, values),
             "figures": {f["id"]: {"role": f["role"], "value": finite_or_none(values[f["id"]]),
-                                  "in_band": figures.in_band(f, values[f["id"]])} for f in figs["figures"]}}
+                                  "in_band": figures.in_band(f, values[f["id"]]),
+                                  "direction": ways.get(f["id"], (None,))[0]} for f in figs["figures"]}}
 
 
 def finite_or_none(value):
@@ -190,10 +206,15 @@ def write(args, figs, jobs, values, made, studied, factor, failed, runs, wall, m
     lines = ["# Seed figures reproduced", "",
              f"**{band_counts(figs, values)}.** A fitted figure (role `fit`) had a profile value set to "
              "give it, so it is in its band by construction and no evidence for the model; the predicted "
-             "ones are.", ""]
+             "ones are.", "",
+             f"**{directions.counts(figs, values)}.** Each effect a seed reports (a figure's `direction` in "
+             "the figures file: above or below a reference) against the model's: the same way, the wrong way, or "
+             f"no effect (within {100 * float(figs.get('no_effect_share', directions.DEFAULT_NO_EFFECT_SHARE)):g} % "
+             "of the seed's distance from its reference).", ""]
     if before:
-        lines += [f"Before (`{os.path.relpath(args.before)}`): {before['band_counts']}. "
-                  + band_changes(figs, values, before)[0], ""]
+        lines += [f"Before (`{os.path.relpath(args.before)}`): {before['band_counts']}"
+                  + (f"; {before['direction_counts']}" if isinstance(before.get("direction_counts"), str) else "")
+                  + ". " + band_changes(figs, values, before)[0], ""]
     lines += [
              f"Written by `scripts/reproduce.py` (`make reproduce`) with `{os.path.relpath(args.cli)}`: "
              f"{len(jobs)} scenarios and {runs - len(jobs)} sensitivity runs, {args.jobs} at a time, "

@@ -5,7 +5,7 @@ import sys
 import textwrap
 import time
 
-from . import figures, plots, provenance, report, runner, sweepdata
+from . import directions, figures, plots, provenance, report, runner, sweepdata
 from .common import InputError, load_json, point_dir_name
 from .sensitivity import Study
 
@@ -203,6 +203,7 @@ def reproduce(args, start):
     wall = time.monotonic() - start
     path = report.write(args, figs, jobs, values, made, studied, factor, failed, len(ran), wall, micro, impossible)
     print(report.band_counts(figs, values))
+    print(directions.counts(figs, values))
     if args.before_doc:
         print(f"before: {args.before_doc['band_counts']}")
         print(report.band_changes(figs, values, args.before_doc)[0])

@@ -376,6 +376,61 @@ class ReportTest(unittest.TestCase):
         inside = next(line for line in report.splitlines() if line.startswith("| `inside`"))
         self.assertIn("| 1.500 MB/s |", inside)
 
+    def test_each_reported_effect_is_judged_same_way_wrong_way_or_no_effect(self):
+        mbps = self.measured_mbps()
+        figs = [figure("ahead", mbps * 1.1, {"rel": 0.2}, "value", [SMALL_AF]),
+                figure("behind", mbps * 1.1, {"rel": 0.2}, "value", [SMALL_AF]),
+                figure("flat", 25.4, {"rel": 0.2}, "gain_percent", [SMALL_AF, SMALL_PF]),
+                figure("paired", mbps * 1.5, {"rel": 0.2}, "value", [SMALL_AF]),
+                figure("plain", mbps, {"rel": 0.2}, "value", [SMALL_PF])]
+        figs[0]["direction"] = {"against": mbps * 0.5, "seed": "above", "claim": "faster than half"}
+        # The seed 5 % above its reference; the model 5 % below it, far outside 5 % of that distance.
+        figs[1]["direction"] = {"against": mbps * 1.05, "seed": "above", "claim": "faster still"}
+        # Both searches give the same small-load bandwidth, so the gain is exactly 0.
+        figs[2]["direction"] = {"against": 0, "seed": "above", "claim": "area-first gains"}
+        # Against another figure: the seed's pair differs, the model's two points are the same run.
+        figs[3]["direction"] = {"against": "plain", "seed": "above", "claim": "above plain"}
+        r, report, out = self.reproduce(figs, "--no-sensitivity")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        line = ("direction: 1 of 4 effects the seeds report go their way; wrong way: `behind`; "
+                "no effect in the model: `flat`, `paired`")
+        self.assertIn(line, r.stdout)
+        self.assertIn(f"**{line}.**", report)
+        rows = {l.split("|")[1].strip(): l for l in report.splitlines() if l.startswith("| `")}
+        self.assertIn("| same (+", rows["`ahead`"])
+        self.assertIn("| **wrong** (-", rows["`behind`"])
+        self.assertIn("| no effect (0 against 0; seed above) |", rows["`flat`"])
+        self.assertIn("against `plain`; seed above) |", rows["`paired`"])
+        self.assertIn("| - |", rows["`plain`"])
+        with open(os.path.join(out, "figures_measured.json")) as f:
+            measured = json.load(f)
+        self.assertEqual(measured["direction_counts"], line)
+        self.assertEqual({k: v["direction"] for k, v in measured["figures"].items()},
+                         {"ahead": "same", "behind": "wrong", "flat": "no effect", "paired": "no effect",
+                          "plain": None})
+
+    def test_a_bad_direction_exits_2_naming_the_figure_and_key(self):
+        base = figure("x", 10.0, {"rel": 0.2}, "value", [SMALL_AF])
+        other = figure("y", 5.0, {"rel": 0.2}, "value", [SMALL_PF])
+        cases = (
+            ({"against": "nowhere", "seed": "above", "claim": "c"}, "'against' names no other figure ('nowhere')"),
+            ({"against": 1, "seed": "up", "claim": "c"}, "'seed' must be \"above\" or \"below\""),
+            ({"against": 1, "seed": "above"}, "no field 'claim'"),
+            ({"against": [1], "seed": "above", "claim": "c"}, "'against' must be a number or a figure id"),
+            ({"against": 20, "seed": "above", "claim": "c"}, "the published 10 is not above its reference 20"),
+            ({"against": "y", "seed": "below", "claim": "c"}, "the published 10 is not below its reference 5"),
+        )
+        for direction, why in cases:
+            with self.subTest(direction=direction):
+                r, _, _ = self.reproduce([dict(base, direction=direction), other])
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(f"figures.json: figures.0 (x): direction: {why}", r.stderr)
+        path = write_json_file(os.path.join(self.tmp.name, "share.json"),
+                               {"figures": [base], "no_effect_share": 1.5})
+        r = script("reproduce.py", "--cli", CLI, "--figures", path, "--out", os.path.join(self.tmp.name, "o"))
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("share.json: 'no_effect_share' must be a number from 0 to below 1 (got 1.5)", r.stderr)
+
     def test_a_before_file_that_is_not_an_earlier_run_exits_2_naming_it(self):
         fig = figure("inside", 1.0, {"rel": 0.2}, "value", [SMALL_AF])
         missing = os.path.join(self.tmp.name, "missing.json")
