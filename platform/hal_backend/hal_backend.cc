@@ -175,6 +175,7 @@ uint32_t hal_fetch_andnot32(volatile uint32_t* p, uint32_t m) { return rmw(p, [m
 uint64_t hal_fetch_andnot64(volatile uint64_t* p, uint64_t m) { return rmw(p, [m](uint64_t o) { return o & ~m; }); }
 uint32_t hal_fetch_or32(volatile uint32_t* p, uint32_t m) { return rmw(p, [m](uint32_t o) { return o | m; }); }
 uint64_t hal_fetch_or64(volatile uint64_t* p, uint64_t m) { return rmw(p, [m](uint64_t o) { return o | m; }); }
+uint16_t hal_xchg16(volatile uint16_t* p, uint16_t v) { return rmw(p, [v](uint16_t) { return v; }); }
 uint32_t hal_xchg32(volatile uint32_t* p, uint32_t v) { return rmw(p, [v](uint32_t) { return v; }); }
 uint64_t hal_xchg64(volatile uint64_t* p, uint64_t v) { return rmw(p, [v](uint64_t) { return v; }); }
 

@@ -10,5 +10,6 @@ struct smmu_policy smmu_policy_from_params(void) {
       .sync_wait = (enum smmu_sync_wait)hal_param("sync_wait"),
       .asid_threshold_pages = hal_param("asid_threshold"),
       .elide_back_to_back_sync = hal_param("elide") != 0,
+      .queued_spinlock = hal_param("spinlock") != 0,
   };
 }

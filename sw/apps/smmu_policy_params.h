@@ -22,7 +22,10 @@
   {"asid_threshold", SMMU_POLICY_DEFAULT_ASID_THRESHOLD,                                                     \
    "From this many pages, invalidate the whole ASID instead (0: never).", 0, 0},                            \
   {"elide", SMMU_POLICY_DEFAULT_ELIDE, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI).",  \
-   1, 0}
+   1, 0},                                                                                                     \
+  {"spinlock", SMMU_POLICY_DEFAULT_SPINLOCK,                                                                 \
+   "The SMMU driver's spinlocks (the command queue's above all): 0 ticket, arm64 before Linux 4.18; 1 queued, Linux's qspinlock (arm64 since 4.18, commit c11090474d70; x86 since 4.2).", \
+   1, "ticket,queued"}
 
 #ifdef __cplusplus
 extern "C" {

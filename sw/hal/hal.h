@@ -124,6 +124,8 @@ uint32_t hal_fetch_andnot32(volatile uint32_t *p, uint32_t mask);
 uint64_t hal_fetch_andnot64(volatile uint64_t *p, uint64_t mask);
 uint32_t hal_fetch_or32(volatile uint32_t *p, uint32_t mask);
 uint64_t hal_fetch_or64(volatile uint64_t *p, uint64_t mask);
+/* A halfword swap (arm64 SWPH): what Linux's qspinlock exchanges its tail with. */
+uint16_t hal_xchg16(volatile uint16_t *p, uint16_t v);
 uint32_t hal_xchg32(volatile uint32_t *p, uint32_t v);
 uint64_t hal_xchg64(volatile uint64_t *p, uint64_t v);
 

@@ -1,6 +1,7 @@
 #include "lib/spinlock.h"
 
 #include "hal/hal.h"
+#include "lib/qspinlock.h"
 
 /* HAL atomics are sequentially consistent, so taking a ticket and seeing our
  * turn act as acquire, and the owner increment as release: no extra
@@ -12,7 +13,21 @@ void sw_spin_lock_init(struct sw_spinlock *lock) {
   hal_store32(&lock->owner, 0);
 }
 
+bool sw_spin_lock_init_queued(struct sw_spinlock *lock) {
+  if (!sw_qspin_nodes_ready()) return false;
+  hal_store32(&lock->next, sw_qspin_unlocked_word());
+  hal_store32(&lock->owner, SW_SPIN_QUEUED);
+  return true;
+}
+
+/* A plain read: the kind is fixed while the lock is in use. */
+bool sw_spin_is_queued(const struct sw_spinlock *lock) { return lock->owner == SW_SPIN_QUEUED; }
+
 void sw_spin_lock(struct sw_spinlock *lock) {
+  if (sw_spin_is_queued(lock)) {
+    sw_qspin_lock(&lock->next);
+    return;
+  }
   const uint32_t ticket = hal_fetch_add32(&lock->next, 1);
 
   /* Each poll (a hal_load32 and a hal_cpu_relax) advances simulated time
@@ -21,6 +36,7 @@ void sw_spin_lock(struct sw_spinlock *lock) {
 }
 
 bool sw_spin_trylock(struct sw_spinlock *lock) {
+  if (sw_spin_is_queued(lock)) return sw_qspin_trylock(&lock->next);
   const uint32_t owner = hal_load32(&lock->owner);
 
   /* owner only grows and never passes next, so if next still equals the
@@ -29,11 +45,16 @@ bool sw_spin_trylock(struct sw_spinlock *lock) {
 }
 
 void sw_spin_unlock(struct sw_spinlock *lock) {
+  if (sw_spin_is_queued(lock)) {
+    sw_qspin_unlock(&lock->next);
+    return;
+  }
   /* Only the holder writes owner: one atomic add releases and hands over. */
   (void)hal_fetch_add32(&lock->owner, 1);
 }
 
 bool sw_spin_is_locked(const struct sw_spinlock *lock) {
+  if (sw_spin_is_queued(lock)) return sw_qspin_is_locked(&lock->next);
   const uint32_t owner = hal_load32(&lock->owner);
   return hal_load32(&lock->next) != owner;
 }

@@ -50,6 +50,7 @@ int cmdq_policy_main(void) {
     want.cmdq = static_cast<enum smmu_cmdq_policy>(hal_param("cmdq"));
     want.sync = static_cast<enum smmu_sync_policy>(hal_param("sync"));
     want.elide_back_to_back_sync = hal_param("elide") != 0;
+    want.queued_spinlock = hal_param("spinlock") != 0;
     g.in_force = smmu_set_policy(&g_dev, want);
     g.syncs_at_policy = g_dev.stats.syncs;
     phys_addr_t buf;
@@ -86,6 +87,7 @@ int cmdq_policy_main(void) {
 const hal_param_decl cmdq_policy_params[] = {{"cmdq", 0, "smmu_cmdq_policy", 0, 0},
                                              {"sync", 0, "smmu_sync_policy", 0, 0},
                                              {"elide", 0, "elide back-to-back SYNCs", 0, 0},
+                                             {"spinlock", 0, "1: the driver's locks queued", 0, 0},
                                              {"inject_illegal", 0, "issue an illegal command first", 0, 0},
                                              {}};
 const hal_app cmdq_policy_app = {"smmu_cmdq_policy", "invalidation on every core under one queue policy",
@@ -96,6 +98,7 @@ struct Case {
   unsigned cmdq, sync, elide;
   std::vector<std::string> overrides;
   bool queue_fills = false;  // the queue is small enough that inserters must wait for room
+  bool queued = false;       // the driver's spinlocks queued (qspinlock) rather than ticket
 };
 
 TestRun run_case(const Case& c, unsigned inject = 0) {
@@ -104,7 +107,9 @@ TestRun run_case(const Case& c, unsigned inject = 0) {
   o.insert(o.end(), c.overrides.begin(), c.overrides.end());
   return run(scenario({{{"app", "smmu_cmdq_policy"},
                         {"cores", {0, 1, 2, 3}},
-                        {"params", {{"cmdq", c.cmdq}, {"sync", c.sync}, {"elide", c.elide}, {"inject_illegal", inject}}}}}),
+                        {"params",
+                         {{"cmdq", c.cmdq}, {"sync", c.sync}, {"elide", c.elide}, {"spinlock", c.queued ? 1 : 0},
+                          {"inject_illegal", inject}}}}}),
              {&cmdq_policy_app}, o);
 }
 
@@ -141,6 +146,8 @@ TEST_P(SmmuDriverCmdq, NoSyncReturnsEarlyAndNoCommandIsLost) {
   ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
   EXPECT_EQ(g.in_force.cmdq, c.cmdq);
   EXPECT_EQ(g.in_force.sync, c.sync);
+  EXPECT_EQ(g.in_force.queued_spinlock, c.queued);
+  EXPECT_EQ(sw_spin_is_queued(&g_dev.cmdq_lock), c.queued);
   for (unsigned cpu = 0; cpu < kCores; ++cpu) {
     EXPECT_EQ(g.warm_ok[cpu], kRounds) << "cpu" << cpu;
     EXPECT_EQ(g.faulted[cpu], kRounds) << "cpu" << cpu << ": a translation survived its invalidation";
@@ -165,6 +172,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"SpinlockPoll", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_POLL, 0, {}},
                       Case{"SpinlockSev", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_SEV, 0, {}},
                       Case{"SpinlockMsiElide", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_MSI, 1, {}},
+                      // Linux 4.18 on: the same queue behind a queued spinlock.
+                      Case{"QueuedSpinlockPoll", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_POLL, 0, {}, false, true},
+                      Case{"QueuedSpinlockMsiElide", SMMU_CMDQ_SPINLOCK, SMMU_SYNC_MSI, 1, {}, false, true},
                       Case{"LockfreePoll", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_POLL, 0, {}},
                       Case{"LockfreeSev", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_SEV, 0, {}},
                       Case{"LockfreeMsi", SMMU_CMDQ_LOCKFREE, SMMU_SYNC_MSI, 0, {}},

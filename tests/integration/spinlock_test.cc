@@ -142,5 +142,91 @@ TEST(Spinlock, TrylockFailsWhileHeldAndSucceedsWhenFree) {
   EXPECT_TRUE(g_holder_blocked);
 }
 
+// The queued lock (Linux's qspinlock, lib/qspinlock.c). Core 0 makes the
+// lock queued before the others contend for it.
+sw_spinlock g_qlock = SW_SPINLOCK_INIT;
+volatile uint32_t g_qready;
+bool g_made_queued;
+unsigned g_q_iterations = 200;
+uint64_t g_q_hold_cycles = 400;
+
+int queued_contender_main(void) {
+  if (hal_cpu_id() == 0) {
+    g_made_queued = sw_spin_lock_init_queued(&g_qlock) && sw_spin_is_queued(&g_qlock);
+    hal_store32(&g_qready, 1);
+  } else {
+    hal_poll32(&g_qready, ~0u, 0, HAL_POLL_NE, 0, nullptr);
+  }
+  for (unsigned i = 0; i < g_q_iterations; ++i) {
+    sw_spin_lock(&g_qlock);
+    const uint64_t t0 = hal_now_ps();
+    const uint32_t inside = hal_fetch_add32(&g_inside, 1) + 1;
+    g_max_inside = std::max(g_max_inside, inside);
+    const uint64_t before = g_shared_counter;
+    hal_cycles(g_q_hold_cycles);
+    g_shared_counter = before + 1;
+    hal_fetch_add32(&g_inside, static_cast<uint32_t>(-1));
+    g_holds.emplace_back(t0, hal_now_ps());
+    sw_spin_unlock(&g_qlock);
+  }
+  return 0;
+}
+const hal_app queued_contender = {"queued_contender", "hammers one queued spinlock", queued_contender_main, nullptr};
+
+TEST(QueuedSpinlock, ContendedLockSerialises) {
+  const TestRun t = run(scenario({{{"app", "queued_contender"}, {"cores", {0, 1, 2, 3}}}}), {&queued_contender});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_TRUE(g_made_queued);
+  EXPECT_EQ(g_max_inside, 1u);
+  EXPECT_EQ(g_shared_counter, uint64_t{kCores} * kIterations);
+  ASSERT_EQ(g_holds.size(), size_t{kCores} * kIterations);
+  std::sort(g_holds.begin(), g_holds.end());
+  for (size_t i = 1; i < g_holds.size(); ++i)
+    ASSERT_LE(g_holds[i - 1].second, g_holds[i].first) << "critical sections overlap at " << i;
+  // Released and the queue empty: only the queued mark is left in the word.
+  EXPECT_EQ(g_qlock.next, 0x80000000u);
+  EXPECT_EQ(g_qlock.owner, SW_SPIN_QUEUED);
+}
+
+// Eight cores taking one lock back to back on a platform whose lines serve
+// one transfer at a time: a ticket lock's release is re-read by every
+// waiter before the next owner gets the line, a queued lock's by one.
+bool g_handoff_queued;
+volatile uint32_t g_handoff_ready;
+sw_spinlock g_handoff_lock = SW_SPINLOCK_INIT;
+int handoff_main(void) {
+  if (hal_cpu_id() == 0) {
+    if (g_handoff_queued) (void)sw_spin_lock_init_queued(&g_handoff_lock);
+    hal_store32(&g_handoff_ready, 1);
+  } else {
+    hal_poll32(&g_handoff_ready, ~0u, 0, HAL_POLL_NE, 0, nullptr);
+  }
+  for (int i = 0; i < 100; ++i) {
+    sw_spin_lock(&g_handoff_lock);
+    hal_cycles(100);
+    sw_spin_unlock(&g_handoff_lock);
+  }
+  return 0;
+}
+const hal_app handoff = {"handoff", "one lock taken back to back on eight cores", handoff_main, nullptr};
+
+double run_handoff(bool queued) {
+  g_handoff_queued = queued;
+  nlohmann::json s = scenario({{{"app", "handoff"}, {"cores", {0, 1, 2, 3, 4, 5, 6, 7}}}});
+  s["platform"]["cpu"]["count"] = 8;
+  s["platform"]["cpu"]["line_queueing"] = true;
+  s["platform"]["cpu"]["cacheline_transfer_ns"] = 50;
+  const TestRun t = run(s, {&handoff});
+  EXPECT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  return t.result.sim_ns;
+}
+
+// 800 hand-offs of 50 ns transfers: each costs a ticket lock more than nine
+// (the release, then the waiters' re-reads queued before the next owner's),
+// a queued lock fewer than eight (release, the head's read and claim, and
+// making the next waiter head). One run per test: SystemC elaborates once.
+TEST(QueuedSpinlock, TicketHandOffQueuesBehindEveryWaiter) { EXPECT_GT(run_handoff(false), 800 * 9 * 50.0); }
+TEST(QueuedSpinlock, QueuedHandOffMovesTheLineToOneCore) { EXPECT_LT(run_handoff(true), 800 * 8 * 50.0); }
+
 }  // namespace
 }  // namespace smmu_vp::test

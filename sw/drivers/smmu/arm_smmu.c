@@ -58,7 +58,20 @@ struct smmu_policy smmu_policy_default(void) {
       .sync_wait = SMMU_POLICY_DEFAULT_SYNC_WAIT,
       .asid_threshold_pages = SMMU_POLICY_DEFAULT_ASID_THRESHOLD,
       .elide_back_to_back_sync = SMMU_POLICY_DEFAULT_ELIDE != 0,
+      .queued_spinlock = SMMU_POLICY_DEFAULT_SPINLOCK != 0,
   };
+}
+
+/* The driver's locks of the kind the policy names; they are idle while a
+ * policy changes. False when a queued lock could not be had. */
+static bool set_lock_kind(struct smmu_device *dev, bool queued) {
+  struct sw_spinlock *locks[] = {&dev->cmdq_lock, &dev->err_lock, &dev->cfg_lock};
+  for (unsigned i = 0; i < sizeof(locks) / sizeof(locks[0]); i++) {
+    if (sw_spin_is_queued(locks[i]) == queued) continue;
+    if (!queued) sw_spin_lock_init(locks[i]);
+    else if (!sw_spin_lock_init_queued(locks[i])) return false;
+  }
+  return true;
 }
 
 struct smmu_policy smmu_set_policy(struct smmu_device *dev, struct smmu_policy want) {
@@ -83,13 +96,18 @@ struct smmu_policy smmu_set_policy(struct smmu_device *dev, struct smmu_policy w
   /* Linux 4.13's delayed CONS polling belongs to its spinlock queue; the
    * lock-free queue and ECMDQs keep their own waits. */
   if (p.sync_wait != SMMU_SYNC_WAIT_RELAX && p.cmdq != SMMU_CMDQ_SPINLOCK) p.sync_wait = SMMU_SYNC_WAIT_RELAX;
+  if (!set_lock_kind(dev, p.queued_spinlock)) {
+    p.queued_spinlock = false;
+    set_lock_kind(dev, false);
+  }
   if (p.sync != want.sync || p.tlbi != want.tlbi || p.cmdq != want.cmdq ||
-      p.elide_back_to_back_sync != want.elide_back_to_back_sync || p.sync_wait != want.sync_wait)
+      p.elide_back_to_back_sync != want.elide_back_to_back_sync || p.sync_wait != want.sync_wait ||
+      p.queued_spinlock != want.queued_spinlock)
     hal_log(HAL_LOG_WARN,
-            "smmu: policy cmdq %d sync %d tlbi %d elide %d sync_wait %d not supported here; using cmdq %d sync %d "
-            "tlbi %d elide %d sync_wait %d",
-            want.cmdq, want.sync, want.tlbi, want.elide_back_to_back_sync, want.sync_wait, p.cmdq, p.sync, p.tlbi,
-            p.elide_back_to_back_sync, p.sync_wait);
+            "smmu: policy cmdq %d sync %d tlbi %d elide %d sync_wait %d spinlock %d not supported here; using cmdq %d "
+            "sync %d tlbi %d elide %d sync_wait %d spinlock %d",
+            want.cmdq, want.sync, want.tlbi, want.elide_back_to_back_sync, want.sync_wait, want.queued_spinlock, p.cmdq,
+            p.sync, p.tlbi, p.elide_back_to_back_sync, p.sync_wait, p.queued_spinlock);
   dev->policy = p;
   return p;
 }

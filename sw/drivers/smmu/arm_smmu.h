@@ -87,6 +87,9 @@ struct smmu_policy {
   /* 2018: a waiter whose SYNC would directly follow another SYNC reuses it
    * (spinlock + MSI only, as in Linux 4.19-5.3). */
   bool elide_back_to_back_sync;
+  /* The driver's spinlocks as Linux's queued spinlock (arm64 since 4.18)
+   * rather than the ticket lock before it (lib/spinlock.h). */
+  bool queued_spinlock;
 };
 /* The defaults, declared once: Linux v5.4's lock-free queue, CMD_SYNC polled
  * (relaxing between CONS reads where a spinlock queue polls), one TLBI per
@@ -99,6 +102,7 @@ struct smmu_policy {
 #define SMMU_POLICY_DEFAULT_SYNC_WAIT SMMU_SYNC_WAIT_RELAX
 #define SMMU_POLICY_DEFAULT_ASID_THRESHOLD 0
 #define SMMU_POLICY_DEFAULT_ELIDE 0
+#define SMMU_POLICY_DEFAULT_SPINLOCK 0
 struct smmu_policy smmu_policy_default(void);
 
 struct smmu_stats {

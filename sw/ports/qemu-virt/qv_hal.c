@@ -209,6 +209,7 @@ uint64_t hal_fetch_andnot64(volatile uint64_t *p, uint64_t mask) {
 }
 uint32_t hal_fetch_or32(volatile uint32_t *p, uint32_t mask) { return __atomic_fetch_or(p, mask, __ATOMIC_SEQ_CST); }
 uint64_t hal_fetch_or64(volatile uint64_t *p, uint64_t mask) { return __atomic_fetch_or(p, mask, __ATOMIC_SEQ_CST); }
+uint16_t hal_xchg16(volatile uint16_t *p, uint16_t v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 uint32_t hal_xchg32(volatile uint32_t *p, uint32_t v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 uint64_t hal_xchg64(volatile uint64_t *p, uint64_t v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 
