@@ -23,9 +23,11 @@ uint32_t g_max_inside;
 uint64_t g_shared_counter;
 std::vector<std::pair<uint64_t, uint64_t>> g_holds;  // [acquired, released) in ps
 
-int contender_main(void) {
+// Takes `lock` kIterations times, recording each hold; a second core inside
+// at the same time would show in g_max_inside and in the counter.
+void contend(sw_spinlock* lock) {
   for (unsigned i = 0; i < kIterations; ++i) {
-    sw_spin_lock(&g_lock);
+    sw_spin_lock(lock);
     const uint64_t t0 = hal_now_ps();
     const uint32_t inside = hal_fetch_add32(&g_inside, 1) + 1;
     g_max_inside = std::max(g_max_inside, inside);
@@ -34,8 +36,23 @@ int contender_main(void) {
     g_shared_counter = before + 1;
     hal_fetch_add32(&g_inside, static_cast<uint32_t>(-1));
     g_holds.emplace_back(t0, hal_now_ps());
-    sw_spin_unlock(&g_lock);
+    sw_spin_unlock(lock);
   }
+}
+
+// What contend() on every core must leave: one holder at a time, no
+// increment lost, no two holds overlapping.
+void expect_serialised() {
+  EXPECT_EQ(g_max_inside, 1u);
+  EXPECT_EQ(g_shared_counter, uint64_t{kCores} * kIterations);
+  ASSERT_EQ(g_holds.size(), size_t{kCores} * kIterations);
+  std::sort(g_holds.begin(), g_holds.end());
+  for (size_t i = 1; i < g_holds.size(); ++i)
+    ASSERT_LE(g_holds[i - 1].second, g_holds[i].first) << "critical sections overlap at " << i;
+}
+
+int contender_main(void) {
+  contend(&g_lock);
   return 0;
 }
 const hal_app contender = {"contender", "hammers one spinlock", contender_main, nullptr};
@@ -43,12 +60,7 @@ const hal_app contender = {"contender", "hammers one spinlock", contender_main, 
 TEST(Spinlock, ContendedLockSerialisesAndCostsTime) {
   const TestRun t = run(scenario({{{"app", "contender"}, {"cores", {0, 1, 2, 3}}}}), {&contender});
   ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
-  EXPECT_EQ(g_max_inside, 1u);
-  EXPECT_EQ(g_shared_counter, uint64_t{kCores} * kIterations);
-  ASSERT_EQ(g_holds.size(), size_t{kCores} * kIterations);
-  std::sort(g_holds.begin(), g_holds.end());
-  for (size_t i = 1; i < g_holds.size(); ++i)
-    ASSERT_LE(g_holds[i - 1].second, g_holds[i].first) << "critical sections overlap at " << i;
+  expect_serialised();
   // Serialised: the run lasts at least the sum of all hold times.
   const double cycle_ns = 1000.0 / t.platform->config().cpu.frequency_mhz;
   EXPECT_GE(t.result.sim_ns, kCores * kIterations * kHoldCycles * cycle_ns);
@@ -147,9 +159,6 @@ TEST(Spinlock, TrylockFailsWhileHeldAndSucceedsWhenFree) {
 sw_spinlock g_qlock = SW_SPINLOCK_INIT;
 volatile uint32_t g_qready;
 bool g_made_queued;
-unsigned g_q_iterations = 200;
-uint64_t g_q_hold_cycles = 400;
-
 int queued_contender_main(void) {
   if (hal_cpu_id() == 0) {
     g_made_queued = sw_spin_lock_init_queued(&g_qlock) && sw_spin_is_queued(&g_qlock);
@@ -157,18 +166,7 @@ int queued_contender_main(void) {
   } else {
     hal_poll32(&g_qready, ~0u, 0, HAL_POLL_NE, 0, nullptr);
   }
-  for (unsigned i = 0; i < g_q_iterations; ++i) {
-    sw_spin_lock(&g_qlock);
-    const uint64_t t0 = hal_now_ps();
-    const uint32_t inside = hal_fetch_add32(&g_inside, 1) + 1;
-    g_max_inside = std::max(g_max_inside, inside);
-    const uint64_t before = g_shared_counter;
-    hal_cycles(g_q_hold_cycles);
-    g_shared_counter = before + 1;
-    hal_fetch_add32(&g_inside, static_cast<uint32_t>(-1));
-    g_holds.emplace_back(t0, hal_now_ps());
-    sw_spin_unlock(&g_qlock);
-  }
+  contend(&g_qlock);
   return 0;
 }
 const hal_app queued_contender = {"queued_contender", "hammers one queued spinlock", queued_contender_main, nullptr};
@@ -177,12 +175,7 @@ TEST(QueuedSpinlock, ContendedLockSerialises) {
   const TestRun t = run(scenario({{{"app", "queued_contender"}, {"cores", {0, 1, 2, 3}}}}), {&queued_contender});
   ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
   EXPECT_TRUE(g_made_queued);
-  EXPECT_EQ(g_max_inside, 1u);
-  EXPECT_EQ(g_shared_counter, uint64_t{kCores} * kIterations);
-  ASSERT_EQ(g_holds.size(), size_t{kCores} * kIterations);
-  std::sort(g_holds.begin(), g_holds.end());
-  for (size_t i = 1; i < g_holds.size(); ++i)
-    ASSERT_LE(g_holds[i - 1].second, g_holds[i].first) << "critical sections overlap at " << i;
+  expect_serialised();
   // Released and the queue empty: only the queued mark is left in the word.
   EXPECT_EQ(g_qlock.next, 0x80000000u);
   EXPECT_EQ(g_qlock.owner, SW_SPIN_QUEUED);
