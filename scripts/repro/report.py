@@ -113,7 +113,26 @@ def band_changes(figs, values, before):
         now = figures.in_band(fig, values[fig["id"]])
         if old is not None and old["in_band"] != now:
             (entered if now else left).append(f"`{fig['id']}`")
-    return [f"Entered their band: {', '.join(entered) or 'none'}. Left it: {', '.join(left) or 'none'}."]
+    line = f"Entered their band: {', '.join(entered) or 'none'}. Left it: {', '.join(left) or 'none'}."
+    turned = direction_changes(figs, values, before)
+    if turned:
+        line += f" Direction changed: {', '.join(turned)}."
+    return [line]
+
+
+def direction_changes(figs, values, before):
+    """'`id` same -> wrong' for each figure whose direction verdict differs from the earlier run's
+    (an earlier run without verdicts, from before the check existed, gives none)."""
+    ways = directions.verdicts(figs, values)
+    out = []
+    for fig in figs["figures"]:
+        old = before["figures"].get(fig["id"])
+        if old is None or "direction" not in old:
+            continue
+        now = ways.get(fig["id"], (None,))[0]
+        if old["direction"] != now:
+            out.append(f"`{fig['id']}` {old['direction'] or '-'} -> {now or '-'}")
+    return out
 
 
 def ratio_plot(args, figs, values):

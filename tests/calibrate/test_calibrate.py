@@ -20,7 +20,7 @@ BASE = os.path.join(ROOT, "platform", "platforms", "base.json")
 STRESS = os.path.join(ROOT, "platform", "scenarios", "smmu_stress.json")
 
 sys.path.insert(0, SCRIPTS)
-from repro import figures  # noqa: E402
+from repro import directions, figures  # noqa: E402
 from repro.common import InputError  # noqa: E402
 
 
@@ -146,6 +146,63 @@ def fitted_profile(to, own=None, key="smmu.cmdq.sync_ns"):
         node = node.setdefault(part, {})
     node[name] = 30
     return doc
+
+
+class DirectionsTest(unittest.TestCase):
+    """scripts/repro/directions.py: which way the model goes against each effect a seed reports."""
+
+    def figs(self, *defs, share=0.05):
+        """defs: (id, published, direction or None)."""
+        out = []
+        for fid, published, direction in defs:
+            fig = {"id": fid, "unit": "x", "published": published}
+            if direction:
+                fig["direction"] = dict(direction, claim="c")
+            out.append(fig)
+        return {"figures": out, "no_effect_share": share}
+
+    def verdict(self, figs, values, fid):
+        return directions.verdicts(figs, values).get(fid, (None,))[0]
+
+    def test_same_wrong_and_no_effect_against_a_number(self):
+        # The seed 1.5 above its reference 1; within 5 % of that, 0.075, is no effect.
+        figs = self.figs(("r", 2.5, {"against": 1, "seed": "above"}))
+        for value, want in ((1.3, "same"), (0.9, "wrong"), (1.07, "no effect"), (0.93, "no effect"),
+                            (1.08, "same"), (0.92, "wrong")):
+            with self.subTest(value=value):
+                self.assertEqual(self.verdict(figs, {"r": value}, "r"), want)
+
+    def test_below_and_against_another_figure(self):
+        figs = self.figs(("before", 100.0, None), ("after", 40.0, {"against": "before", "seed": "below"}))
+        # The model's reference is the other figure's measured value, not its published one.
+        self.assertEqual(self.verdict(figs, {"before": 50.0, "after": 45.0}, "after"), "same")
+        self.assertEqual(self.verdict(figs, {"before": 50.0, "after": 55.0}, "after"), "wrong")
+        self.assertEqual(self.verdict(figs, {"before": 50.0, "after": 48.0}, "after"), "no effect")  # |2| <= 3
+        self.assertEqual(self.verdict(figs, {"before": 50.0, "after": 45.0}, "before"), None)  # no direction
+
+    def test_without_a_published_number_only_the_reference_itself_is_no_effect(self):
+        figs = self.figs(("drops", None, {"against": 0, "seed": "above"}))
+        self.assertEqual(self.verdict(figs, {"drops": 0}, "drops"), "no effect")
+        self.assertEqual(self.verdict(figs, {"drops": 1}, "drops"), "same")
+
+    def test_an_unmeasured_value_or_a_left_out_reference_has_no_verdict(self):
+        figs = self.figs(("a", 2.0, {"against": "b", "seed": "above"}))  # "b" left out, as by --only
+        self.assertIsNone(self.verdict(figs, {"a": 3.0}, "a"))
+        figs = self.figs(("a", 2.0, {"against": 1, "seed": "above"}))
+        self.assertIsNone(self.verdict(figs, {"a": float("nan")}, "a"))
+        self.assertIsNone(self.verdict(figs, {"a": None}, "a"))
+        self.assertIn("not measured: `a`", directions.counts(figs, {"a": None}))
+
+    def test_the_shipped_figures_claim_an_effect_wherever_the_seed_compares(self):
+        figs = figures.load_figures(os.path.join(ROOT, "docs", "figures.json"))
+        claimed = {f["id"]: f["direction"] for f in figs["figures"] if "direction" in f}
+        self.assertEqual(len(claimed), 21)
+        # Every speed-up or gain the seeds publish is judged against no change.
+        for f in figs["figures"]:
+            if f["measure"]["kind"] == "ratio":
+                self.assertEqual(claimed[f["id"]]["against"], 1, f["id"])
+            if f["measure"]["kind"] == "gain_percent":
+                self.assertEqual(claimed[f["id"]]["against"], 0, f["id"])
 
 
 class ProvenanceTest(unittest.TestCase):

@@ -408,6 +408,13 @@ class ReportTest(unittest.TestCase):
         self.assertEqual({k: v["direction"] for k, v in measured["figures"].items()},
                          {"ahead": "same", "behind": "wrong", "flat": "no effect", "paired": "no effect",
                           "plain": None})
+        # Given back as --before with "behind" once going the seed's way: the flip is named.
+        measured["figures"]["behind"]["direction"] = "same"
+        before = write_json_file(os.path.join(self.tmp.name, "before.json"), measured)
+        r, report, _ = self.reproduce(figs, "--no-sensitivity", "--before", before)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Direction changed: `behind` same -> wrong.", r.stdout)
+        self.assertIn("Direction changed: `behind` same -> wrong.", report)
 
     def test_a_bad_direction_exits_2_naming_the_figure_and_key(self):
         base = figure("x", 10.0, {"rel": 0.2}, "value", [SMALL_AF])
