@@ -100,6 +100,9 @@ def load_before(path):
     for fid, e in entries.items():
         if not isinstance(e, dict) or e.get("role") not in ("fit", "predict") or not isinstance(e.get("in_band"), bool):
             raise InputError(f"{path}: figures.{fid}: expected 'role' fit or predict, 'value' and 'in_band' (--before)")
+        if e.get("direction") not in (None,) + directions.VERDICTS:
+            raise InputError(f"{path}: figures.{fid}: 'direction' must be one of {', '.join(directions.VERDICTS)} "
+                             f"or null (--before; got {e['direction']!r})")
     for e in entries.values():
         e["value"] = math.nan if e.get("value") is None else e["value"]
     return doc

@@ -442,8 +442,12 @@ class ReportTest(unittest.TestCase):
         fig = figure("inside", 1.0, {"rel": 0.2}, "value", [SMALL_AF])
         missing = os.path.join(self.tmp.name, "missing.json")
         wrong = write_json_file(os.path.join(self.tmp.name, "wrong.json"), {"figures": {"inside": {"role": "x"}}})
+        way = write_json_file(os.path.join(self.tmp.name, "way.json"), {
+            "band_counts": "x", "figures": {"inside": {"role": "predict", "value": 1, "in_band": True,
+                                                      "direction": "sideways"}}})
         for path, why in ((missing, "cannot read the earlier run's figures"),
-                          (wrong, "not a figures_measured.json of make reproduce")):
+                          (wrong, "not a figures_measured.json of make reproduce"),
+                          (way, "figures.inside: 'direction' must be one of same, wrong, no effect or null")):
             with self.subTest(path=path):
                 r, _, _ = self.reproduce([fig], "--no-sensitivity", "--before", path)
                 self.assertEqual(r.returncode, 2, r.stderr)
