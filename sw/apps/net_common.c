@@ -101,7 +101,7 @@ static int leader_setup(const char *app) {
   /* ndo_open: every queue's rings and buffers, on this core. */
   for (unsigned q = 0; q < in->nic.nqueues; q++)
     if (nic_queue_setup(&in->nic, q) != 0) return -1;
-  nic_set_stack_hold(&in->nic, hal_param("stack_hold_ns"));
+  nic_set_stack_hold(&in->nic, hal_param("stack_hold_ns"), hal_param("stack_hold") != 0);
   hal_log(HAL_LOG_INFO, "%s: %s at %u Mbit/s, %u queue(s) of %u, %s unmap, %s buffers, cmdq %llu sync %llu tlbi %llu",
           app, name, in->nic.link_mbps, in->nic.nqueues, in->nic.hw_queues, unmap_names[hal_param("unmap")],
           cfg.buffers == NIC_BUFFERS_PAGE_POOL    ? "page-pool"

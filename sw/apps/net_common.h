@@ -26,7 +26,8 @@
       {"warmup_us", 3000, "Traffic before the measured window, us: rings, IOVA caches and flush queues reach their steady state.", 0, 0}, \
       {"buffers", 0, "RX buffers: 0 map and unmap every packet, 1 page pool (mapped once, recycled), 2 page reuse (hns3: a page of buffers, replaced when the stack still holds one as the slot wraps).", 2, "per_packet,page_pool,page_reuse"}, \
       {"page_bytes", 4096, "Page reuse: the page each RX slot maps and cuts into 2 KiB buffers (4096: two; 65536: 32).", 65536, 0}, \
-      {"stack_hold_ns", 100000, "Page reuse: how long the stack holds a received buffer before freeing it (a named guess: the socket queue's delay).", 1000000000, 0}, \
+      {"stack_hold_ns", 100000, "Page reuse: how long the stack holds a received buffer before freeing it (a named guess: the socket queue's delay); the mean when drawn.", 1000000000, 0}, \
+      {"stack_hold", 0, "Page reuse: 0 fixed, every buffer held stack_hold_ns; 1 exponential, each hold drawn with that mean (deterministic per seed).", 1, "fixed,exponential"}, \
       {"budget", 64, "NAPI budget: frames per poll before the CPU is given back.", 0, 0},                               \
       {"ring", 1024, "Descriptors per RX and TX ring (a power of two).", 0, 0},                                         \
       {"coal_frames", 64, "Interrupt moderation: completions per interrupt (ethtool rx-frames; 0 off).", 0, 0},         \

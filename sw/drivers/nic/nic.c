@@ -19,9 +19,12 @@ struct nic_page_reuse *nic_page_reuse_of(const struct nic_ring *rx) {
   return (struct nic_page_reuse *)(rx->bufs + rx->size);
 }
 
-void nic_set_stack_hold(struct nic_dev *nic, uint64_t ns) {
+void nic_set_stack_hold(struct nic_dev *nic, uint64_t ns, bool exponential) {
   if (nic->cfg.buffers != NIC_BUFFERS_PAGE_REUSE) return;
-  for (unsigned q = 0; q < nic->nqueues; q++) nic_page_reuse_of(&nic->q[q].rx)->stack_hold_ns = ns;
+  for (unsigned q = 0; q < nic->nqueues; q++) {
+    nic_page_reuse_of(&nic->q[q].rx)->stack_hold_ns = ns;
+    nic_page_reuse_of(&nic->q[q].rx)->hold_drawn = exponential;
+  }
 }
 
 uint64_t *nic_page_held_until(const struct nic_ring *rx, uint32_t slot) {

@@ -101,7 +101,8 @@ struct nic_ring {
 struct nic_page_reuse {
   uint64_t reuses;        /* buffers reposted from their page */
   uint64_t unmaps;        /* pages unmapped and replaced */
-  uint64_t stack_hold_ns; /* how long the stack holds a buffer it was given */
+  uint64_t stack_hold_ns; /* how long the stack holds a buffer it was given (the mean, if drawn) */
+  uint64_t hold_drawn;    /* 1: each hold drawn from an exponential distribution of that mean */
   /* Followed by, per slot, NIC_PAGE_MAX_BUFS times: when the stack lets go
    * of each buffer of the slot's page (nic_page_held_until). */
 };
@@ -111,7 +112,7 @@ struct nic_page_reuse *nic_page_reuse_of(const struct nic_ring *rx);
  * After nic_queue_setup. */
 #define NIC_STACK_HOLD_NS 100000u
 struct nic_dev;
-void nic_set_stack_hold(struct nic_dev *nic, uint64_t ns);
+void nic_set_stack_hold(struct nic_dev *nic, uint64_t ns, bool exponential);
 uint64_t *nic_page_held_until(const struct nic_ring *rx, uint32_t slot);
 
 struct nic_queue_stats {

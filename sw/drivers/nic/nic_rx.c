@@ -31,6 +31,29 @@ static bool page_held(const struct nic_ring *r, uint32_t slot, uint32_t bufs, ui
   return false;
 }
 
+/* -ln(u) for u uniform in (0, 1], from hal_random(): u = m * 2^-k with m in
+ * [1, 2), so -ln(u) = k ln 2 - ln m, and ln m = 2 atanh((m - 1) / (m + 1))
+ * by its series (s < 1/3: the terms to s^9 leave under 1e-6). No libm in sw/. */
+static double neg_ln_uniform(void) {
+  double m = (double)((hal_random() >> 11) + 1) / 9007199254740992.0; /* 2^53 */
+  unsigned k = 0;
+  while (m < 1.0) {
+    m *= 2.0;
+    k++;
+  }
+  const double s = (m - 1.0) / (m + 1.0), s2 = s * s;
+  const double ln_m = 2.0 * s * (1.0 + s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 / 9))));
+  return (double)k * 0.6931471805599453 - ln_m;
+}
+
+/* How long the stack keeps the buffer it is given now: the set time, or one
+ * drawn from an exponential distribution of that mean (a socket queue's
+ * delay varies from buffer to buffer). */
+static uint64_t stack_hold_ns(const struct nic_page_reuse *pr) {
+  if (!pr->hold_drawn) return pr->stack_hold_ns;
+  return (uint64_t)(neg_ln_uniform() * (double)pr->stack_hold_ns);
+}
+
 /* Page reuse, as hns3_nic_reuse_page (Linux v5.4) decides it when a buffer
  * comes back full: the slot moves on to the page's next buffer; at the end
  * of the page it starts over if the stack has let go of every other buffer,
@@ -42,7 +65,7 @@ static void rx_page_reuse(struct nic_queue *q, struct nic_buf *b, uint32_t slot)
   struct nic_ring *r = &q->rx;
   const uint32_t buf = nic->cfg.rx_buf_bytes, bufs = nic->cfg.rx_page_bytes / buf, i = b->offset / buf;
   const uint64_t now = hal_now_ns();
-  nic_page_held_until(r, slot)[i] = now + nic_page_reuse_of(r)->stack_hold_ns;
+  nic_page_held_until(r, slot)[i] = now + stack_hold_ns(nic_page_reuse_of(r));
   hal_cost_id(nic->cost_call, 1); /* dma_sync_single_range_for_cpu on a coherent device */
   bool reuse = false;
   if (b->offset != 0 || !page_held(r, slot, bufs, i, now)) {
