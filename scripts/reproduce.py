@@ -37,7 +37,7 @@ def parse_args(argv):
     ap.add_argument("--before", metavar="FILE",
                     help="an earlier run's figures_measured.json (OUT/figures_measured.json, written by every "
                          "run): the report adds its values and counts beside this run's and lists the figures "
-                         "that entered or left their band")
+                         "that entered or left their band and those whose direction verdict changed")
     return ap.parse_args(argv)
 
 

@@ -25,8 +25,13 @@ def is_number(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+def no_effect_share(figs):
+    """The file's share of the seed's distance within which the model shows no effect."""
+    return float(figs.get("no_effect_share", DEFAULT_NO_EFFECT_SHARE))
+
+
 def check(data, path):
-    """Every figure's direction, after all figures are known; returns the no-effect share."""
+    """The no-effect share and every figure's direction, once all figures are known."""
     share = data.get("no_effect_share", DEFAULT_NO_EFFECT_SHARE)
     if not is_number(share) or not 0 <= share < 1:
         raise InputError(f"{path}: 'no_effect_share' must be a number from 0 to below 1 (got {share!r})")
@@ -34,7 +39,6 @@ def check(data, path):
     for i, fig in enumerate(data["figures"]):
         if "direction" in fig:
             check_one(fig, by_id, f"{path}: figures.{i} ({fig['id']}): direction")
-    return float(share)
 
 
 def check_one(fig, by_id, where):
@@ -89,7 +93,7 @@ def verdict(fig, values, by_id, share):
     effect = value - model_ref
     published, seed_ref = fig.get("published"), published_reference(d, by_id)
     tolerance = share * abs(published - seed_ref) if is_number(published) and seed_ref is not None else 0.0
-    if abs(effect) <= tolerance or effect == 0:
+    if abs(effect) <= tolerance:
         return "no effect", effect
     return ("same" if side(value, model_ref) == d["seed"] else "wrong"), effect
 
@@ -101,7 +105,7 @@ def finite(x):
 def verdicts(figs, values):
     """{figure id: (verdict, effect)} for every figure with a direction and a measured value."""
     by_id = {f["id"]: f for f in figs["figures"]}
-    share = float(figs.get("no_effect_share", DEFAULT_NO_EFFECT_SHARE))
+    share = no_effect_share(figs)
     out = {}
     for fig in figs["figures"]:
         v = verdict(fig, values, by_id, share)

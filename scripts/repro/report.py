@@ -231,7 +231,7 @@ def write(args, figs, jobs, values, made, studied, factor, failed, runs, wall, m
              "ones are.", "",
              f"**{directions.counts(figs, values)}.** Each effect a seed reports (a figure's `direction` in "
              "the figures file: above or below a reference) against the model's: the same way, the wrong way, or "
-             f"no effect (within {100 * float(figs.get('no_effect_share', directions.DEFAULT_NO_EFFECT_SHARE)):g} % "
+             f"no effect (within {100 * directions.no_effect_share(figs):g} % "
              "of the seed's distance from its reference).", ""]
     if before:
         lines += [f"Before (`{os.path.relpath(args.before)}`): {before['band_counts']}"

@@ -22,8 +22,9 @@ struct nic_page_reuse *nic_page_reuse_of(const struct nic_ring *rx) {
 void nic_set_stack_hold(struct nic_dev *nic, uint64_t ns, bool exponential) {
   if (nic->cfg.buffers != NIC_BUFFERS_PAGE_REUSE) return;
   for (unsigned q = 0; q < nic->nqueues; q++) {
-    nic_page_reuse_of(&nic->q[q].rx)->stack_hold_ns = ns;
-    nic_page_reuse_of(&nic->q[q].rx)->hold_drawn = exponential;
+    struct nic_page_reuse *pr = nic_page_reuse_of(&nic->q[q].rx);
+    pr->stack_hold_ns = ns;
+    pr->hold_drawn = exponential;
   }
 }
 

@@ -31,16 +31,16 @@ static bool page_held(const struct nic_ring *r, uint32_t slot, uint32_t bufs, ui
   return false;
 }
 
-/* -ln(u) for u uniform in (0, 1], from hal_random(): u = m * 2^-k with m in
- * [1, 2), so -ln(u) = k ln 2 - ln m, and ln m = 2 atanh((m - 1) / (m + 1))
- * by its series (s < 1/3: the terms to s^9 leave under 1e-6). No libm in sw/. */
+/* -ln(u) for u = r / 2^53 uniform in (0, 1], r from hal_random(): with r
+ * of `bits` bits, u = m * 2^-k for m = r / 2^(bits - 1) in [1, 2) and
+ * k = 54 - bits, so -ln(u) = k ln 2 - ln m, and ln m = 2 atanh((m - 1) /
+ * (m + 1)) by its series (s < 1/3: the terms to s^9 leave under 1e-6).
+ * No libm in sw/; every step exact up to the series. */
 static double neg_ln_uniform(void) {
-  double m = (double)((hal_random() >> 11) + 1) / 9007199254740992.0; /* 2^53 */
-  unsigned k = 0;
-  while (m < 1.0) {
-    m *= 2.0;
-    k++;
-  }
+  const uint64_t r = (hal_random() >> 11) + 1; /* 1 .. 2^53 */
+  const unsigned bits = 64u - (unsigned)__builtin_clzll(r);
+  const unsigned k = 54u - bits;
+  const double m = (double)r / (double)(UINT64_C(1) << (bits - 1));
   const double s = (m - 1.0) / (m + 1.0), s2 = s * s;
   const double ln_m = 2.0 * s * (1.0 + s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 / 9))));
   return (double)k * 0.6931471805599453 - ln_m;
