@@ -154,18 +154,25 @@ TEST(Spinlock, TrylockFailsWhileHeldAndSucceedsWhenFree) {
   EXPECT_TRUE(g_holder_blocked);
 }
 
-// The queued lock (Linux's qspinlock, lib/qspinlock.c). Core 0 makes the
-// lock queued before the others contend for it.
+// Core 0 makes `lock` queued (when asked) while the other cores wait on
+// `ready`, so none touches the lock before its kind is set. Returns whether
+// the lock is queued.
+bool set_kind_before_contention(sw_spinlock* lock, bool queued, volatile uint32_t* ready) {
+  if (hal_cpu_id() == 0) {
+    if (queued) (void)sw_spin_lock_init_queued(lock);
+    hal_store32(ready, 1);
+  } else {
+    hal_poll32(ready, ~0u, 0, HAL_POLL_NE, 0, nullptr);
+  }
+  return sw_spin_is_queued(lock);
+}
+
+// The queued lock (Linux's qspinlock, lib/qspinlock.c).
 sw_spinlock g_qlock = SW_SPINLOCK_INIT;
 volatile uint32_t g_qready;
 bool g_made_queued;
 int queued_contender_main(void) {
-  if (hal_cpu_id() == 0) {
-    g_made_queued = sw_spin_lock_init_queued(&g_qlock) && sw_spin_is_queued(&g_qlock);
-    hal_store32(&g_qready, 1);
-  } else {
-    hal_poll32(&g_qready, ~0u, 0, HAL_POLL_NE, 0, nullptr);
-  }
+  g_made_queued = set_kind_before_contention(&g_qlock, true, &g_qready);
   contend(&g_qlock);
   return 0;
 }
@@ -188,12 +195,7 @@ bool g_handoff_queued;
 volatile uint32_t g_handoff_ready;
 sw_spinlock g_handoff_lock = SW_SPINLOCK_INIT;
 int handoff_main(void) {
-  if (hal_cpu_id() == 0) {
-    if (g_handoff_queued) (void)sw_spin_lock_init_queued(&g_handoff_lock);
-    hal_store32(&g_handoff_ready, 1);
-  } else {
-    hal_poll32(&g_handoff_ready, ~0u, 0, HAL_POLL_NE, 0, nullptr);
-  }
+  if (set_kind_before_contention(&g_handoff_lock, g_handoff_queued, &g_handoff_ready) != g_handoff_queued) return 1;
   for (int i = 0; i < 100; ++i) {
     sw_spin_lock(&g_handoff_lock);
     hal_cycles(100);
