@@ -10,7 +10,9 @@
  *
  * Reports map_unmap_per_s_per_cpu (the unit of those figures),
  * map_unmap_per_s_total, the latency of each map and each unmap (map_ns,
- * unmap_ns histograms) and the DMA layer's and SMMU's counters.
+ * unmap_ns histograms), the bytes mapped and unmapped in each half of the
+ * window (for the steady-state check, platform/invariants.h) and the DMA
+ * layer's and SMMU's counters.
  */
 #include "apps/app_instance.h"
 #include "apps/app_window.h"
@@ -56,8 +58,13 @@ static bool map_unmap(phys_addr_t pa, size_t size, enum dma_data_direction dir, 
   return true;
 }
 
-static void report(uint64_t ops, uint64_t window_ns) {
-  hal_fetch_add64(&ops_in_window, ops);
+/* `first` and `second`: this core's map+unmaps begun in each half of the
+ * window. A contended queue can take milliseconds to settle into its steady
+ * state; halves that differ say the window measured a transient. */
+static void report(uint64_t first, uint64_t second, size_t size, uint64_t window_ns) {
+  hal_fetch_add64(&ops_in_window, first + second);
+  hal_stat_add("window_bytes_first_half", first * size);
+  hal_stat_add("window_bytes_second_half", second * size);
   if (hal_fetch_add32(&reported, 1) + 1 != hal_app_cores()) return;
   const double seconds = (double)window_ns / 1e9;
   const double total = (double)hal_load64(&ops_in_window) / seconds;
@@ -104,7 +111,8 @@ static int bench_main(void) {
   const uint64_t start = window_start, end = window_end;
   const enum dma_data_direction dir = (enum dma_data_direction)hal_param("dir");
   const uint64_t trans_ns = hal_param("dma_trans_ns");
-  uint64_t ops = 0;
+  const uint64_t mid = start + (end - start) / 2;
+  uint64_t first = 0, second = 0;
   for (;;) {
     const uint64_t now = hal_now_ns();
     if (now >= end) break;
@@ -113,9 +121,9 @@ static int bench_main(void) {
       hal_log(HAL_LOG_ERROR, "dma_map_bench: a map of %zu bytes failed", size);
       return 1;
     }
-    ops += in_window;
+    if (in_window) ++*(now < mid ? &first : &second);
   }
-  report(ops, end - start);
+  report(first, second, size, end - start);
   return 0;
 }
 
