@@ -434,12 +434,17 @@ void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
     const Ps transfer = ns_to_ps(line_transfer_ns(cfg, id_, others, is_write));
     if (cfg.line_queueing) {
       // Behind the transfers already under way; the line is then this
-      // core's for the transfer and the access.
+      // core's for the transfer and the access. A core that had to wait
+      // pays only the hand-off from the previous holder.
       Ps& busy = cluster_.coherence().busy_until(reinterpret_cast<uintptr_t>(addr));
       const Ps t = now();
-      const Ps start = std::max(t, busy);
-      busy = start + transfer + cost;
-      cost += (start - t) + transfer;
+      const bool queued = busy > t;
+      const Ps start = queued ? busy : t;
+      const Ps moved = queued && cfg.queued_handoff_share < 1.0
+                           ? static_cast<Ps>(static_cast<double>(transfer) * cfg.queued_handoff_share)
+                           : transfer;
+      busy = start + moved + cost;
+      cost += (start - t) + moved;
     } else {
       cost += transfer;
     }

@@ -54,6 +54,11 @@ struct CpuConfig {
   // A line serves one transfer at a time: a core that needs a line while
   // another core's transfer of it is under way waits for that to finish.
   bool line_queueing = false;
+  // With line_queueing, the share of a transfer that a core already waiting
+  // for the line pays when the line comes on to it: its request is already
+  // at the home node, so only the data's hop from the previous holder is
+  // left (1: the whole transfer, as for an idle line).
+  double queued_handoff_share = 1.0;
   uint64_t dmb_cycles = 10;
   uint64_t dsb_cycles = 40;
   uint64_t isb_cycles = 20;

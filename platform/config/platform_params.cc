@@ -17,6 +17,7 @@ const ParamTable<CpuConfig>& cpu_params() {
     p.add("cacheline_transfer_die_ns", &C::cacheline_transfer_die_ns, 0, 1e6, "ns", "Extra cost when the line is held by a core of another cluster of the same die.");
     p.add("cacheline_transfer_remote_ns", &C::cacheline_transfer_remote_ns, 0, 1e6, "ns", "Extra cost when the line is held by a core of another die. A write waits for the farthest copy; a load takes the nearest.");
     p.add("line_queueing", &C::line_queueing, "true: a cache line serves one transfer at a time, so a core that needs a line while another core's transfer of it is under way waits for it (the atomics of a contended line serialise at the rate of its transfers, as a directory or home node serialises them); false (default): transfers of one line overlap.");
+    p.add("queued_handoff_share", &C::queued_handoff_share, 0.01, 1, "share", "With line_queueing: the share of the transfer cost that a core already queued for a line pays when the previous holder hands it on (its request already waits at the home node, so only the data's hop is left, as with a directory forwarding a line from cache to cache); 1 (default): the whole transfer, as for a line nobody was waiting for.");
     p.add("dmb_cycles", &C::dmb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_DMB.");
     p.add("dsb_cycles", &C::dsb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_DSB.");
     p.add("isb_cycles", &C::isb_cycles, 0, 1e6, "cycles", "HAL_BARRIER_ISB.");

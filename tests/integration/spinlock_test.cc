@@ -95,10 +95,11 @@ int hammer_main(void) {
 const hal_app hammer = {"hammer", "atomic increments of one word", hammer_main, nullptr};
 
 // One platform per test process (SystemC elaborates once): each run alone.
-double run_hammer(bool queueing) {
+double run_hammer(bool queueing, double handoff_share = 1.0) {
   g_hammered = 0;
   nlohmann::json s = scenario({{{"app", "hammer"}, {"cores", {0, 1, 2, 3}}}});
   s["platform"]["cpu"]["line_queueing"] = queueing;
+  s["platform"]["cpu"]["queued_handoff_share"] = handoff_share;
   s["platform"]["cpu"]["cacheline_transfer_ns"] = 50;
   const TestRun t = run(s, {&hammer});
   EXPECT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
@@ -109,6 +110,16 @@ double run_hammer(bool queueing) {
 TEST(LineQueueing, AtomicsOfOneLineSerialiseAtTheTransferRate) {
   // 400 increments, nearly every one a transfer of 50 ns, one after another.
   EXPECT_GE(run_hammer(true), 300 * 50.0);
+}
+
+// cpu.queued_handoff_share: a core already waiting for the line pays only
+// that share of the transfer when the line comes on to it (its request is
+// already at the home node), so the increments still serialise, each
+// hand-off at a fifth of the transfer plus the atomic's 10 ns.
+TEST(LineQueueing, AQueuedCoreTakesTheLineAtItsHandOffShare) {
+  const double ns = run_hammer(true, 0.2);
+  EXPECT_GE(ns, 300 * (0.2 * 50.0 + 10.0));
+  EXPECT_LT(ns, 300 * 50.0 * 0.6);
 }
 
 TEST(LineQueueing, WithoutItTransfersOfOneLineOverlap) {
