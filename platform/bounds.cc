@@ -53,6 +53,17 @@ std::vector<ResourceUse> resource_use(const StatsRegistry& s, const config::RunC
       out.push_back({"smmu command queue (cores of " + a.name + " in it)",
                      static_cast<double>(in_cmdq->value()) / 1000.0 / total_ns});
   }
+  // Cache lines that serve one transfer at a time (cpu.line_queueing): each
+  // named one (hal_name_shared) and the busiest unnamed one, as the share of
+  // the time the line was moving between cores.
+  const std::string lines = "cpus.lines.", busy = ".busy_share";
+  for (const std::string& path : s.paths()) {
+    if (path.rfind(lines, 0) != 0 || path.size() <= lines.size() + busy.size() ||
+        path.compare(path.size() - busy.size(), busy.size(), busy) != 0)
+      continue;
+    const std::string name = path.substr(lines.size(), path.size() - lines.size() - busy.size());
+    add(name == "busiest_unnamed" ? "busiest unnamed cache line" : "cache line " + name, path, 1.0);
+  }
   add("dram bandwidth", "dram.utilization", 1.0);
   // The links as the network apps see them in their window (a device's own
   // rate counts from its first frame, ramp-up included): goodput over every

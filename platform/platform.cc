@@ -289,6 +289,7 @@ void Platform::set_window(Ps start, Ps end) {
   window_start_ = start;
   window_end_ = end;
   dram_->core().set_window(start, end);
+  cpus_->set_window(start, end);
   for (auto& s : smmus_) s->set_window(start, end);
   for (auto& d : devices_) d->set_window(start, end);
 }

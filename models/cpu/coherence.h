@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/sim_time.h"
@@ -65,9 +66,42 @@ class CoherenceTracker {
   // line this core lacks every core that has it (one of them sends it);
   // empty when the access was local.
   CoreSet holders(uintptr_t addr, unsigned cpu, bool write);
-  // Until when the line is busy with a transfer (CpuConfig::line_queueing):
-  // a core that needs it sooner waits. Only a line some core touched.
-  Ps& busy_until(uintptr_t addr) { return find(addr >> kLineShift).busy_until; }
+  // A line as one server of transfers (CpuConfig::line_queueing): until
+  // when it is busy with one (a core that needs it sooner waits), and how
+  // long it has been busy in all and inside the measurement window.
+  struct Occupancy {
+    Ps busy_until = 0;
+    Ps busy = 0;
+    Ps busy_in_window = 0;
+  };
+  Occupancy& occupancy(uintptr_t addr) { return find(addr >> kLineShift).occupancy; }
+  // The line serves a transfer over [from, to): busy until `to`.
+  void occupy(Occupancy& o, Ps from, Ps to) const;
+  // An app's measurement window, for busy_in_window.
+  void set_window(Ps start, Ps end) {
+    window_start_ = start;
+    window_end_ = end;
+  }
+  bool has_window() const { return window_end_ > window_start_; }
+  Ps window_length() const { return window_end_ - window_start_; }
+
+  // Names the lines of [addr, addr + len) (hal_name_shared), so that a
+  // contended one can be reported by what it holds. A line under two names
+  // (false sharing) is reported under both.
+  void name_lines(uintptr_t addr, uint64_t len, std::string name);
+  // For each name, in naming order: the transfers of all its lines, and the
+  // busiest of them (a line is a server of its own: their use does not add).
+  struct NamedUse {
+    std::string name;
+    uint64_t transfers = 0;
+    Ps busy = 0;            // of the busiest line
+    Ps busy_in_window = 0;  // likewise, inside the window
+  };
+  std::vector<NamedUse> named_use() const;
+  // The busiest line no name covers (by its time inside the window when
+  // there is one), and its transfers: what to look at when none of the named
+  // lines explains a contended run.
+  NamedUse busiest_unnamed() const;
 
   uint64_t transfers() const { return transfers_; }
   uint64_t local() const { return local_; }
@@ -82,11 +116,20 @@ class CoherenceTracker {
   struct Slot {
     uintptr_t line = kEmpty;
     CoreSet sharers;  // the cores holding a copy
-    Ps busy_until = 0;
+    uint64_t transfers = 0;
+    Occupancy occupancy;
   };
   static constexpr uintptr_t kEmpty = ~uintptr_t{0};  // no line: addresses shift right by kLineShift
   Slot& find(uintptr_t line);
+  const Slot* lookup(uintptr_t line) const;  // null when no core touched it
   void grow();
+
+  struct Named {
+    uintptr_t first, last;  // lines
+    std::string name;
+  };
+  std::vector<Named> names_;
+  Ps window_start_ = 0, window_end_ = 0;
 
   std::vector<Slot> slots_ = std::vector<Slot>(1024);
   uint64_t used_ = 0;

@@ -436,14 +436,15 @@ void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
       // Behind the transfers already under way; the line is then this
       // core's for the transfer and the access. A core that had to wait
       // pays only the hand-off from the previous holder.
-      Ps& busy = cluster_.coherence().busy_until(reinterpret_cast<uintptr_t>(addr));
+      CoherenceTracker& coherence = cluster_.coherence();
+      CoherenceTracker::Occupancy& line = coherence.occupancy(reinterpret_cast<uintptr_t>(addr));
       const Ps t = now();
-      const bool queued = busy > t;
-      const Ps start = queued ? busy : t;
+      const bool queued = line.busy_until > t;
+      const Ps start = queued ? line.busy_until : t;
       const Ps moved = queued && cfg.queued_handoff_share < 1.0
                            ? static_cast<Ps>(static_cast<double>(transfer) * cfg.queued_handoff_share)
                            : transfer;
-      busy = start + moved + cost;
+      coherence.occupy(line, start, start + moved + cost);
       cost += (start - t) + moved;
     } else {
       cost += transfer;
@@ -565,6 +566,23 @@ void CpuCluster::finalize(Ps end) {
     stats_.value(stat(*c, "idle_ns")) = ps_to_ns(c->idle_ps(end));
     stats_.value(stat(*c, "utilisation")) = c->utilisation(end);
   }
+  if (cfg_.line_queueing) finalize_lines(end);
+}
+
+// With line_queueing a line is a server of its own: each named one's
+// transfers and busy share (of its busiest line), and the busiest line no
+// name covers, as cpus.lines.<name>.*; platform/bounds.cc reads them.
+void CpuCluster::finalize_lines(Ps end) {
+  auto put = [&](const CoherenceTracker::NamedUse& u) {
+    const std::string p = "cpus.lines." + u.name + ".";
+    stats_.value(p + "transfers") = static_cast<double>(u.transfers);
+    if (end > 0) stats_.value(p + "busy_share") = static_cast<double>(u.busy) / static_cast<double>(end);
+    if (coherence_.has_window())
+      stats_.value(p + "busy_share_in_window") =
+          static_cast<double>(u.busy_in_window) / static_cast<double>(coherence_.window_length());
+  };
+  for (const auto& u : coherence_.named_use()) put(u);
+  put(coherence_.busiest_unnamed());
 }
 
 void CpuCluster::remove_poller(CpuCore& c) {

@@ -402,8 +402,11 @@ class CpuCluster : public sc_core::sc_module {
   // At the end of the run (`end`: simulated end time, ps): every core's
   // cpus.cpuN.busy_ns, idle_ns and utilisation (busy / (busy + idle)).
   void finalize(Ps end);
+  // An app's measurement window: the lines' busy share inside it too.
+  void set_window(Ps start, Ps end) { coherence_.set_window(start, end); }
 
  private:
+  void finalize_lines(Ps end);
   CpuConfig cfg_;
   uint64_t dram_base_, dram_size_;
   InterruptController& intc_;

@@ -1,5 +1,6 @@
 // The C HAL of sw/hal/hal.h, implemented on the platform's models. Every
 // function runs on the calling core's SystemC thread (CpuCore::current()).
+#include <cctype>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -136,6 +137,12 @@ int hal_scenario_window(uint64_t* start_ns, uint64_t* end_ns) {
 
 void hal_measure_window(uint64_t start_ns, uint64_t end_ns) {
   ctx().measure_window(start_ns * smmu_vp::kPsPerNs, end_ns * smmu_vp::kPsPerNs);
+}
+void hal_name_shared(const volatile void* p, size_t len, const char* name) {
+  std::string n = name ? name : "";
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') ch = '_';
+  ctx().cpus().coherence().name_lines(reinterpret_cast<uintptr_t>(p), len, std::move(n));
 }
 void hal_delay_ns(uint64_t ns) { core().advance(ns * smmu_vp::kPsPerNs); }
 void hal_cycles(uint64_t n) { core().cycles(n); }

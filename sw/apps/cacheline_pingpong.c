@@ -21,6 +21,7 @@ static int pingpong_main(void) {
     return 1;
   }
   const uint32_t me = hal_app_rank(); /* 0 swaps ping -> pong, 1 pong -> ping */
+  if (me == 0) hal_name_shared(&line_word, sizeof(line_word), "pingpong_line");
   hal_fetch_add32(&ready, 1);
   while (hal_load32(&ready) < 2) hal_cpu_relax();
   const uint64_t t0 = hal_now_ns();

@@ -83,6 +83,13 @@ uint64_t hal_clock_ps(void);
  * opens: the platform then measures its resources' use over it too (what
  * bounded the run: platform/bounds.h). Untimed; a port may ignore it. */
 void hal_measure_window(uint64_t start_ns, uint64_t end_ns);
+/* Names the cache lines of [p, p + len), shared data that cores contend for
+ * (a queue's index word, a lock), so that the platform can report each by
+ * name: its transfers between cores and, where a line serves one transfer
+ * at a time, how busy it was and whether it bounded the run. Letters,
+ * digits and '_' ("smmu_cmdq_llq"); other characters become '_'. Untimed;
+ * a port may ignore it. */
+void hal_name_shared(const volatile void *p, size_t len, const char *name);
 /* The scenario's one measurement window for every app (scenario.window):
  * returns 1 and its [start_ns, end_ns) from the start of the run, or 0 when
  * the scenario has none and each app keeps its own. */

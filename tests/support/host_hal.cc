@@ -199,6 +199,7 @@ uint64_t hal_now_ns(void) { return st().cycles; }
 uint64_t hal_now_ps(void) { return st().cycles * 1000; }
 uint64_t hal_clock_ps(void) { return st().cycles * 1000; }
 void hal_measure_window(uint64_t, uint64_t) {}
+void hal_name_shared(const volatile void*, size_t, const char*) {}
 int hal_scenario_window(uint64_t*, uint64_t*) { return 0; }
 void hal_delay_ns(uint64_t ns) { st().cycles += ns; }
 void hal_cycles(uint64_t n) { st().cycles += n; }

@@ -74,6 +74,22 @@ static bool set_lock_kind(struct smmu_device *dev, bool queued) {
   return true;
 }
 
+/* The command path's shared lines under the policy `p`, named for the
+ * platform's reports (which line a contended queue waits on). */
+static void name_shared_lines(struct smmu_device *dev, struct smmu_policy p) {
+  hal_name_shared(dev->cmdq.slots, (size_t)16 << dev->cmdq.log2size, "smmu_cmdq_slots");
+  if (p.cmdq == SMMU_CMDQ_LOCKFREE || p.cmdq == SMMU_CMDQ_LOCKFREE_ADD) {
+    hal_name_shared(&dev->lf.llq, sizeof(dev->lf.llq), "smmu_cmdq_llq");
+    if (p.cmdq == SMMU_CMDQ_LOCKFREE_ADD) hal_name_shared(&dev->lf.cons, sizeof(dev->lf.cons), "smmu_cmdq_cons");
+    hal_name_shared(&dev->lf.owner_prod, sizeof(dev->lf.owner_prod), "smmu_cmdq_owner_prod");
+    hal_name_shared(&dev->lf.lock, sizeof(dev->lf.lock), "smmu_cmdq_shared_lock");
+    hal_name_shared(dev->lf.valid_map, ((size_t)1 << dev->cmdq.log2size) / 8, "smmu_cmdq_valid_map");
+  } else if (p.cmdq == SMMU_CMDQ_SPINLOCK) {
+    hal_name_shared(&dev->cmdq_lock, sizeof(dev->cmdq_lock), "smmu_cmdq_lock");
+    if (p.sync == SMMU_SYNC_MSI && dev->sync_word) hal_name_shared(dev->sync_word, 4, "smmu_sync_word");
+  }
+}
+
 struct smmu_policy smmu_set_policy(struct smmu_device *dev, struct smmu_policy want) {
   struct smmu_policy p = want;
   if (p.sync == SMMU_SYNC_SEV && !dev->feat.sev) p.sync = SMMU_SYNC_POLL;
@@ -109,6 +125,7 @@ struct smmu_policy smmu_set_policy(struct smmu_device *dev, struct smmu_policy w
             want.cmdq, want.sync, want.tlbi, want.elide_back_to_back_sync, want.sync_wait, want.queued_spinlock, p.cmdq,
             p.sync, p.tlbi, p.elide_back_to_back_sync, p.sync_wait, p.queued_spinlock);
   dev->policy = p;
+  name_shared_lines(dev, p);
   return p;
 }
 

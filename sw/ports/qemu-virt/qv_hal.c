@@ -153,6 +153,12 @@ void hal_measure_window(uint64_t start_ns, uint64_t end_ns) {
   (void)end_ns;
 }
 
+void hal_name_shared(const volatile void *p, size_t len, const char *name) {
+  (void)p;
+  (void)len;
+  (void)name;
+}
+
 uint64_t hal_now_ps(void) {
   const uint64_t t = counter(), f = counter_freq();
   const uint64_t rem_us = t % f * 1000000ull; /* remainder in us * f */

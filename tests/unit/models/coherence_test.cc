@@ -189,5 +189,72 @@ TEST(Coherence, HoldersNamesTheCoresAnAccessInvolves) {
   EXPECT_TRUE(c.holders(0x1000, 0, kRead).empty()) << "a copy it holds is local";
 }
 
+TEST(NamedLines, EachNameReportsItsTransfersAndItsBusiestLine) {
+  CoherenceTracker c;
+  c.name_lines(0x1000, 8, "llq");
+  c.name_lines(0x2000, 128, "map");  // two lines
+  c.holders(0x1000, 0, kWrite);
+  c.holders(0x1000, 1, kWrite);  // a transfer
+  c.holders(0x1000, 0, kWrite);  // another
+  c.holders(0x2000, 0, kWrite);
+  c.holders(0x2040, 1, kWrite);
+  c.holders(0x2040, 2, kWrite);  // the map's one transfer, on its second line
+  c.occupy(c.occupancy(0x2000), 0, 10);
+  c.occupy(c.occupancy(0x2040), 0, 30);
+  c.occupy(c.occupancy(0x2040), 40, 50);
+  const auto use = c.named_use();
+  ASSERT_EQ(use.size(), 2u);
+  EXPECT_EQ(use[0].name, "llq");
+  EXPECT_EQ(use[0].transfers, 2u);
+  EXPECT_EQ(use[0].busy, 0u) << "no occupancy was recorded for it";
+  EXPECT_EQ(use[1].name, "map");
+  EXPECT_EQ(use[1].transfers, 1u);
+  EXPECT_EQ(use[1].busy, 40u) << "the busiest of its lines, not their sum";
+  EXPECT_EQ(c.occupancy(0x2040).busy_until, 50u);
+}
+
+TEST(NamedLines, NamingTwiceIsNothingNewAndASecondRangeIsNumbered) {
+  CoherenceTracker c;
+  c.name_lines(0x1000, 8, "llq");
+  c.name_lines(0x1000, 8, "llq");  // a driver setting its policy again
+  c.name_lines(0x9000, 8, "llq");  // a second SMMU's queue
+  c.name_lines(0x1000, 4, "llq_lock");  // another name on the first line: false sharing
+  c.name_lines(0x5000, 0, "empty");     // no bytes, no line
+  const auto use = c.named_use();
+  ASSERT_EQ(use.size(), 3u);
+  EXPECT_EQ(use[0].name, "llq");
+  EXPECT_EQ(use[1].name, "llq_2");
+  EXPECT_EQ(use[2].name, "llq_lock") << "a longer name is not a numbered one";
+}
+
+TEST(NamedLines, BusyInsideTheWindowIsClipped) {
+  CoherenceTracker c;
+  c.set_window(100, 200);
+  auto& o = c.occupancy(0x40);
+  c.occupy(o, 50, 120);   // 20 inside
+  c.occupy(o, 150, 160);  // 10 inside
+  c.occupy(o, 190, 260);  // 10 inside
+  c.occupy(o, 300, 310);  // none
+  EXPECT_EQ(o.busy, 70u + 10u + 70u + 10u);
+  EXPECT_EQ(o.busy_in_window, 40u);
+  EXPECT_EQ(c.window_length(), 100u);
+}
+
+TEST(NamedLines, TheBusiestUnnamedLineIsFoundAndTiesGoToTransfers) {
+  CoherenceTracker c;
+  c.name_lines(0x1000, 8, "named");
+  c.occupy(c.occupancy(0x1000), 0, 500);  // busier, but named
+  c.holders(0x2000, 0, kWrite);
+  c.holders(0x2000, 1, kWrite);
+  c.occupy(c.occupancy(0x2000), 0, 100);
+  c.holders(0x3000, 0, kWrite);
+  c.holders(0x3000, 1, kWrite);
+  c.holders(0x3000, 0, kWrite);
+  c.occupy(c.occupancy(0x3000), 0, 100);  // as busy, one transfer more
+  const auto u = c.busiest_unnamed();
+  EXPECT_EQ(u.busy, 100u);
+  EXPECT_EQ(u.transfers, 2u);
+}
+
 }  // namespace
 }  // namespace smmu_vp

@@ -99,5 +99,25 @@ TEST(Bounds, NothingNearItsCapacityIsNoBound) {
   EXPECT_TRUE(bounds(resource_use(s, platform_with_two_drives_and_tbus())).empty());
 }
 
+// A cache line that serves one transfer at a time is a resource of its own:
+// each named line and the busiest unnamed one, over the window when there
+// is one; a line's transfer count alone is no share.
+TEST(Bounds, ACacheLineAsTheShareOfTheTimeItWasMoving) {
+  StatsRegistry s;
+  s.value("cpus.lines.smmu_cmdq_llq.transfers") = 1000.0;
+  s.value("cpus.lines.smmu_cmdq_llq.busy_share") = 0.7;
+  s.value("cpus.lines.smmu_cmdq_llq.busy_share_in_window") = 0.98;
+  s.value("cpus.lines.smmu_cmdq_shared_lock.busy_share") = 0.3;
+  s.value("cpus.lines.busiest_unnamed.busy_share") = 0.95;
+  const auto use = resource_use(s, platform_with_two_drives_and_tbus());
+  EXPECT_EQ(bounds(use), (std::vector<std::string>{"cache line smmu_cmdq_llq 98.0 %", "busiest unnamed cache line 95.0 %"}));
+  bool lock = false;
+  for (const auto& u : use) {
+    EXPECT_EQ(u.resource.find("transfers"), std::string::npos) << u.resource;
+    if (u.resource == "cache line smmu_cmdq_shared_lock") lock = true;
+  }
+  EXPECT_TRUE(lock);
+}
+
 }  // namespace
 }  // namespace smmu_vp
