@@ -72,6 +72,9 @@ int iommu_setup_attach_shared(struct app_dma *d, const char *app, struct app_dma
 static inline struct dma_dev *app_dma_dev(struct app_dma *d) { return d->translated ? &d->dev : 0; }
 /* The driver's counters summed over every SMMU instance. */
 void iommu_setup_smmu_totals(uint64_t *commands, uint64_t *syncs, uint64_t *syncs_elided);
+/* The lock-free cmpxchg queue's slot claims and cmpxchg attempts so far, over
+ * every SMMU brought up (0 and 0 under another queue). */
+void iommu_setup_cmdq_claims(uint64_t *claims, uint64_t *attempts);
 /* The SMMUs' and the domain's counters into the app's stats. */
 void iommu_setup_report(const struct app_dma *d);
 /* The same for several devices: their domains' counters summed. */

@@ -185,9 +185,11 @@ int smmu_cmdq_issue_lockfree(struct smmu_device *dev, const uint64_t (*cmds)[2],
     const uint32_t start = llq_prod(llq) & ~LLQ_OWNED;
     head = llq_make(q_add(log2, start, total) | LLQ_OWNED, llq_cons(llq));
     const uint64_t old = hal_cmpxchg64(&dev->lf.llq, llq, head);
+    SW_STAT_ADD(dev->stats.cmdq_claim_attempts, 1);
     if (old == llq) break;
     llq = old;
   }
+  SW_STAT_ADD(dev->stats.cmdq_claims, 1);
   const bool owner = !(llq_prod(llq) & LLQ_OWNED);
   const uint32_t start = llq_prod(llq) & ~LLQ_OWNED;
   const uint32_t end = llq_prod(head) & ~LLQ_OWNED;
