@@ -67,6 +67,13 @@ CoreSet CoherenceTracker::holders(uintptr_t addr, unsigned cpu, bool write) {
   return others;
 }
 
+bool CoherenceTracker::others_hold(uintptr_t addr, unsigned cpu, bool write) const {
+  const Slot* line = lookup(addr >> kLineShift);
+  if (!line) return false;
+  const CoreSet me = CoreSet::of(cpu);
+  return write ? !line->sharers.without(me).empty() : !line->sharers.empty() && !line->sharers.intersects(me);
+}
+
 const CoherenceTracker::Slot* CoherenceTracker::lookup(uintptr_t line) const {
   const std::size_t mask = slots_.size() - 1;
   for (std::size_t i = slot_of(line, mask);; i = (i + 1) & mask) {

@@ -66,6 +66,8 @@ class CoherenceTracker {
   // line this core lacks every core that has it (one of them sends it);
   // empty when the access was local.
   CoreSet holders(uintptr_t addr, unsigned cpu, bool write);
+  // Whether that access would involve another core, without making it.
+  bool others_hold(uintptr_t addr, unsigned cpu, bool write) const;
   // A line as one server of transfers (CpuConfig::line_queueing): until
   // when it is busy with one (a core that needs it sooner waits), and how
   // long it has been busy in all and inside the measurement window.
@@ -73,6 +75,7 @@ class CoherenceTracker {
     Ps busy_until = 0;
     Ps busy = 0;
     Ps busy_in_window = 0;
+    unsigned waiters = 0;  // cores retrying for it (CpuConfig::line_retry_ns)
   };
   Occupancy& occupancy(uintptr_t addr) { return find(addr >> kLineShift).occupancy; }
   // The line serves a transfer over [from, to): busy until `to`.

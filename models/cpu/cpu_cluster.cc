@@ -69,7 +69,11 @@ CpuCore::CpuCore(sc_core::sc_module_name name, unsigned id, CpuCluster& cluster)
       // run keeps exactly the stats it had before hal_poll existed.
       poll_skipped_(cluster.config().poll_sleep ? &cluster.stats().counter(stat(*this, "poll_skipped_loads")) : nullptr),
       poll_skipped_reads_(cluster.config().poll_sleep ? &cluster.stats().counter(stat(*this, "poll_skipped_reads"))
-                                                      : nullptr) {
+                                                      : nullptr),
+      line_retries_(cluster.config().line_queueing && cluster.config().line_retry_ns > 0
+                        ? &cluster.stats().counter(stat(*this, "line_retries"))
+                        : nullptr),
+      line_rng_(0x9E3779B97F4A7C15ull * (id + 1)) {
   if (cycle_ps_ == 0) throw std::invalid_argument("cpu frequency too high: cycle rounds to 0 ps");
   // Built once: an `a | b` list is allocated on every wait.
   poll_wake_or_irq_ |= poll_wake_;
@@ -426,6 +430,10 @@ void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
   sync_memory(is_write ? addr : nullptr);
   atomics_.add();
   const CpuConfig& cfg = cluster_.config();
+  if (line_retries_) {
+    retry_for_line(addr, is_write);
+    return;
+  }
   const CoreSet others = cluster_.coherence().holders(reinterpret_cast<uintptr_t>(addr), id_, is_write);
   if (is_write) cluster_.core_wrote(addr);
   Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
@@ -452,6 +460,58 @@ void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
   }
   // The access itself happens now; the core then pays for it.
   clock_.advance(cost);
+}
+
+// A busy line granted in no fixed order (cpu.line_retry_ns): a core whose
+// line another core holds waits until the transfer under way ends, then
+// tries again after a random delay; the first try after the line frees
+// takes it, as with a home node that answers a request for a busy line
+// with a retry instead of queueing it. The access happens when the core
+// gets the line (each try synchronises, so tries meet in time order), and
+// the line is then busy for the transfer and the access.
+void CpuCore::retry_for_line(const volatile void* addr, bool is_write) {
+  const CpuConfig& cfg = cluster_.config();
+  CoherenceTracker& coherence = cluster_.coherence();
+  const auto a = reinterpret_cast<uintptr_t>(addr);
+  const Ps window = ns_to_ps(cfg.line_retry_ns);
+  // Nothing to wait for when no other core holds what the access needs. A
+  // core that wants the line while others wait for it draws its delay like
+  // them, so the core that held it last has no head start.
+  bool waiting = false;
+  while (coherence.others_hold(a, id_, is_write)) {
+    const Ps t = now();
+    CoherenceTracker::Occupancy& line = coherence.occupancy(a);
+    if (line.busy_until <= t && (waiting || line.waiters == 0)) break;
+    if (!waiting) {
+      waiting = true;
+      ++line.waiters;
+    }
+    line_retries_->add();
+    clock_.advance(std::max(line.busy_until, t) - t + random_below(window) + 1);
+    sync_memory(is_write ? addr : nullptr);
+  }
+  if (waiting) --coherence.occupancy(a).waiters;
+  const CoreSet others = coherence.holders(a, id_, is_write);
+  if (is_write) cluster_.core_wrote(addr);
+  Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
+  if (!others.empty()) {
+    line_transfers_.add();
+    const Ps transfer = ns_to_ps(line_transfer_ns(cfg, id_, others, is_write));
+    const Ps t = now();
+    coherence.occupy(coherence.occupancy(a), t, t + transfer + cost);
+    cost += transfer;
+  }
+  clock_.advance(cost);
+}
+
+// Uniform in [0, bound), from this core's own xorshift64* stream: the same
+// run draws the same delays.
+Ps CpuCore::random_below(Ps bound) {
+  if (bound == 0) return 0;
+  line_rng_ ^= line_rng_ >> 12;
+  line_rng_ ^= line_rng_ << 25;
+  line_rng_ ^= line_rng_ >> 27;
+  return (line_rng_ * 0x2545F4914F6CDD1Dull) % bound;
 }
 
 void CpuCore::barrier(Barrier kind) {

@@ -59,6 +59,12 @@ struct CpuConfig {
   // at the home node, so only the data's hop from the previous holder is
   // left (1: the whole transfer, as for an idle line).
   double queued_handoff_share = 1.0;
+  // With line_queueing, how a busy line is granted: 0, first come first
+  // served (each request queues behind the transfers under way); > 0, a
+  // core that finds the line busy retries once it frees, after a random
+  // delay below this many ns, so the waiting cores get it in no fixed order,
+  // and each access happens when its core gets the line.
+  double line_retry_ns = 0.0;
   uint64_t dmb_cycles = 10;
   uint64_t dsb_cycles = 40;
   uint64_t isb_cycles = 20;
@@ -332,6 +338,10 @@ class CpuCore : public sc_core::sc_module {
   Counter& spurious_irqs_;
   Counter* poll_skipped_;  // null when poll_sleep is off
   Counter* poll_skipped_reads_;  // the same, for register polls
+  Counter* line_retries_;  // null unless line_queueing with cpu.line_retry_ns > 0
+  uint64_t line_rng_;      // the retry delays' xorshift state, per core
+  void retry_for_line(const volatile void* addr, bool is_write);
+  Ps random_below(Ps bound);
 };
 
 class CpuCluster : public sc_core::sc_module {

@@ -1,6 +1,7 @@
 // sw/lib's ticket spinlock on the simulated cores: mutual exclusion, FIFO
 // serialisation, and contention that costs simulated time.
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -125,6 +126,72 @@ TEST(LineQueueing, AQueuedCoreTakesTheLineAtItsHandOffShare) {
 TEST(LineQueueing, WithoutItTransfersOfOneLineOverlap) {
   // Each core's 100 increments take about 100 transfers, the cores side by side.
   EXPECT_LT(run_hammer(false), 150 * 50.0);
+}
+
+// cpu.line_retry_ns: a busy line goes to the cores waiting for it in no
+// fixed order, each access happening when its core gets the line. The
+// increments still take the line one core at a time; the core that has it
+// makes its next access before the waiters' retries reach the line, so a
+// transfer carries two increments.
+TEST(LineRetry, AtomicsOfOneLineStillSerialise) {
+  g_hammered = 0;
+  nlohmann::json s = scenario({{{"app", "hammer"}, {"cores", {0, 1, 2, 3}}}});
+  s["platform"]["cpu"]["line_queueing"] = true;
+  s["platform"]["cpu"]["line_retry_ns"] = 10;
+  s["platform"]["cpu"]["cacheline_transfer_ns"] = 50;
+  const TestRun t = run(s, {&hammer});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(g_hammered, 400u);
+  EXPECT_GE(t.result.sim_ns, 150 * 50.0);
+  EXPECT_GT(t.counter("cpus.cpu1.line_retries"), 0u);
+}
+
+// Eight cores increment one word with a cmpxchg loop (each failed attempt
+// retried with the value it returned). Behind a first-come-first-served
+// line every success is followed by a failed attempt of each other waiting
+// core; granted in no fixed order, a core that has seen the latest value
+// comes up sooner, so fewer attempts fail.
+constexpr unsigned kCasCores = 8, kCasIncrements = 100;
+volatile uint64_t g_cas_word;
+uint64_t g_cas_attempts;
+int cas_main(void) {
+  for (unsigned i = 0; i < kCasIncrements; ++i) {
+    uint64_t v = hal_load64(&g_cas_word);
+    for (;;) {
+      ++g_cas_attempts;
+      const uint64_t old = hal_cmpxchg64(&g_cas_word, v, v + 1);
+      if (old == v) break;
+      v = old;
+    }
+  }
+  return 0;
+}
+const hal_app cas_loop = {"cas_loop", "cmpxchg increments of one word", cas_main, nullptr};
+
+double cas_attempts_per_success(double retry_ns) {
+  g_cas_word = 0;
+  g_cas_attempts = 0;
+  nlohmann::json s = scenario({{{"app", "cas_loop"}, {"cores", {0, 1, 2, 3, 4, 5, 6, 7}}}});
+  s["platform"]["cpu"]["count"] = kCasCores;
+  s["platform"]["cpu"]["line_queueing"] = true;
+  s["platform"]["cpu"]["line_retry_ns"] = retry_ns;
+  const TestRun t = run(s, {&cas_loop});
+  EXPECT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(g_cas_word, uint64_t{kCasCores} * kCasIncrements) << "an increment was lost";
+  const double rate = static_cast<double>(g_cas_attempts) / (kCasCores * kCasIncrements);
+  ::testing::Test::RecordProperty("attempts_per_success", std::to_string(rate));
+  return rate;
+}
+
+TEST(LineRetry, BehindAFirstComeFirstServedLineEveryWaiterFailsOncePerSuccess) {
+  const double rate = cas_attempts_per_success(0);
+  EXPECT_GT(rate, kCasCores - 2.0) << rate;
+}
+
+TEST(LineRetry, GrantedInNoFixedOrderACmpxchgLoopFailsLess) {
+  const double rate = cas_attempts_per_success(10);
+  EXPECT_GT(rate, 1.5) << rate;
+  EXPECT_LT(rate, kCasCores - 3.0) << rate;
 }
 
 // sw_spin_trylock: refused while another core holds the lock, granted once
