@@ -106,6 +106,12 @@ void CoherenceTracker::name_lines(uintptr_t addr, uint64_t len, std::string name
   names_.push_back({first, last, std::move(name)});
 }
 
+// Busier inside the window, or as busy there and busier over the run.
+bool CoherenceTracker::busier(const Occupancy& o, const NamedUse& than) const {
+  if (has_window() && o.busy_in_window != than.busy_in_window) return o.busy_in_window > than.busy_in_window;
+  return o.busy > than.busy;
+}
+
 std::vector<CoherenceTracker::NamedUse> CoherenceTracker::named_use() const {
   std::vector<NamedUse> out;
   for (const Named& n : names_) {
@@ -114,8 +120,7 @@ std::vector<CoherenceTracker::NamedUse> CoherenceTracker::named_use() const {
       const Slot* s = lookup(line);
       if (!s) continue;
       u.transfers += s->transfers;
-      const bool busier = has_window() ? s->occupancy.busy_in_window > u.busy_in_window : s->occupancy.busy > u.busy;
-      if (busier) {
+      if (busier(s->occupancy, u)) {
         u.busy = s->occupancy.busy;
         u.busy_in_window = s->occupancy.busy_in_window;
       }
@@ -134,9 +139,8 @@ CoherenceTracker::NamedUse CoherenceTracker::busiest_unnamed() const {
     if (named) continue;
     // Ties go to the line with more transfers, so that the table's order
     // (host addresses) never picks the answer.
-    const Ps key = has_window() ? s.occupancy.busy_in_window : s.occupancy.busy;
-    const Ps best = has_window() ? u.busy_in_window : u.busy;
-    if (key > best || (key == best && s.transfers > u.transfers))
+    const bool tie = s.occupancy.busy_in_window == u.busy_in_window && s.occupancy.busy == u.busy;
+    if (busier(s.occupancy, u) || (tie && s.transfers > u.transfers))
       u = {u.name, s.transfers, s.occupancy.busy, s.occupancy.busy_in_window};
   }
   return u;

@@ -162,7 +162,7 @@ static int bench_main(void) {
     if (now < mid) first += batch;
     else second += batch;
   }
-  if (hal_app_rank() == 0) report_claim_attempts(in_window_from);
+  if (hal_app_rank() == 0 && first + second > 0) report_claim_attempts(in_window_from);
   /* A round is counted when it begins in the window: one longer than the
    * window leaves nothing to count. */
   if (first + second == 0 && hal_fetch_add32(&warned_empty, 1) == 0)

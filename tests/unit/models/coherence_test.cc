@@ -240,6 +240,17 @@ TEST(NamedLines, BusyInsideTheWindowIsClipped) {
   EXPECT_EQ(c.window_length(), 100u);
 }
 
+TEST(NamedLines, ALineBusyOnlyOutsideTheWindowStillGivesTheNamesBusyTime) {
+  CoherenceTracker c;
+  c.set_window(1000, 2000);
+  c.name_lines(0x1000, 128, "map");
+  c.occupy(c.occupancy(0x1040), 0, 300);  // before the window
+  const auto use = c.named_use();
+  ASSERT_EQ(use.size(), 1u);
+  EXPECT_EQ(use[0].busy_in_window, 0u);
+  EXPECT_EQ(use[0].busy, 300u);
+}
+
 TEST(NamedLines, TheBusiestUnnamedLineIsFoundAndTiesGoToTransfers) {
   CoherenceTracker c;
   c.name_lines(0x1000, 8, "named");
