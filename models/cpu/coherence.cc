@@ -47,17 +47,19 @@ void CoherenceTracker::grow() {
   }
 }
 
+// The other cores an access by `cpu` involves, given who holds the line: for
+// a write every other copy (each must be given up), for a load of a line the
+// core lacks every core that has it.
+CoreSet CoherenceTracker::others_of(const CoreSet& sharers, unsigned cpu, bool write) {
+  const CoreSet me = CoreSet::of(cpu);
+  if (write) return sharers.without(me);
+  return sharers.intersects(me) ? CoreSet{} : sharers;
+}
+
 CoreSet CoherenceTracker::holders(uintptr_t addr, unsigned cpu, bool write) {
   Slot& line = find(addr >> kLineShift);
-  const CoreSet me = CoreSet::of(cpu);
-  CoreSet others;
-  if (write) {
-    others = line.sharers.without(me);  // other cores hold copies to invalidate
-    line.sharers = me;
-  } else {
-    if (!line.sharers.intersects(me)) others = line.sharers;
-    line.sharers = line.sharers | me;
-  }
+  const CoreSet others = others_of(line.sharers, cpu, write);
+  line.sharers = write ? CoreSet::of(cpu) : line.sharers | CoreSet::of(cpu);
   if (!others.empty()) {
     ++transfers_;
     ++line.transfers;
@@ -69,9 +71,7 @@ CoreSet CoherenceTracker::holders(uintptr_t addr, unsigned cpu, bool write) {
 
 bool CoherenceTracker::others_hold(uintptr_t addr, unsigned cpu, bool write) const {
   const Slot* line = lookup(addr >> kLineShift);
-  if (!line) return false;
-  const CoreSet me = CoreSet::of(cpu);
-  return write ? !line->sharers.without(me).empty() : !line->sharers.empty() && !line->sharers.intersects(me);
+  return line && !others_of(line->sharers, cpu, write).empty();
 }
 
 const CoherenceTracker::Slot* CoherenceTracker::lookup(uintptr_t line) const {

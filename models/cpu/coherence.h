@@ -125,6 +125,7 @@ class CoherenceTracker {
   static constexpr uintptr_t kEmpty = ~uintptr_t{0};  // no line: addresses shift right by kLineShift
   Slot& find(uintptr_t line);
   const Slot* lookup(uintptr_t line) const;  // null when no core touched it
+  static CoreSet others_of(const CoreSet& sharers, unsigned cpu, bool write);
   bool busier(const Occupancy& o, const NamedUse& than) const;
   void grow();
 

@@ -165,8 +165,8 @@ void iommu_setup_smmu_totals(uint64_t *commands, uint64_t *syncs, uint64_t *sync
 void iommu_setup_cmdq_claims(uint64_t *claims, uint64_t *attempts) {
   *claims = *attempts = 0;
   for (unsigned i = 0; i < IOMMU_SETUP_MAX_SMMUS; i++) {
-    *claims += __atomic_load_n(&smmus[i].stats.cmdq_claims, __ATOMIC_RELAXED);
-    *attempts += __atomic_load_n(&smmus[i].stats.cmdq_claim_attempts, __ATOMIC_RELAXED);
+    *claims += smmus[i].stats.cmdq_claims;
+    *attempts += smmus[i].stats.cmdq_claim_attempts;
   }
 }
 
