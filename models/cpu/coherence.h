@@ -76,6 +76,7 @@ class CoherenceTracker {
     Ps busy = 0;
     Ps busy_in_window = 0;
     unsigned waiters = 0;  // cores retrying for it (CpuConfig::line_retry_ns)
+    unsigned kept = 0;     // of those, the ones whose request the home node kept
   };
   Occupancy& occupancy(uintptr_t addr) { return find(addr >> kLineShift).occupancy; }
   // The line serves a transfer over [from, to): busy until `to`.

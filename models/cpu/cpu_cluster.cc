@@ -462,41 +462,63 @@ void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
   clock_.advance(cost);
 }
 
-// A busy line granted in no fixed order (cpu.line_retry_ns): a core whose
-// line another core holds waits until the transfer under way ends, then
-// tries again after a random delay; the first try after the line frees
-// takes it, as with a home node that answers a request for a busy line
-// with a retry instead of queueing it. The access happens when the core
-// gets the line (each try synchronises, so tries meet in time order), and
-// the line is then busy for the transfer and the access.
+// A busy line granted in no fixed order (cpu.line_retry_ns), as by a home
+// node that keeps one request for a busy line besides the one it serves
+// and answers the others with a retry. A core whose line another core
+// holds waits until the transfer under way ends: a kept request takes the
+// line then; a retried one tries again after a random delay, the first try
+// after the line frees taking it, so the retried cores get it in no fixed
+// order. A retried request also pays the home node's grant of it
+// (cpu.line_retry_grant_ns). The access happens when the core gets the
+// line (each try synchronises, so tries meet in time order), and the line
+// is then busy for the transfer, that grant and the access. Two cores
+// passing a line back and forth never have a request retried (the sourced
+// ping-pong latencies have no grant cost in them); a line many cores
+// contend for pays it on nearly every hand-off.
+constexpr unsigned kHomeNodeKeeps = 1;
+
 void CpuCore::retry_for_line(const volatile void* addr, bool is_write) {
   const CpuConfig& cfg = cluster_.config();
   CoherenceTracker& coherence = cluster_.coherence();
   const auto a = reinterpret_cast<uintptr_t>(addr);
   const Ps window = ns_to_ps(cfg.line_retry_ns);
-  // Nothing to wait for when no other core holds what the access needs. A
-  // core that wants the line while others wait for it draws its delay like
-  // them, so the core that held it last has no head start.
-  bool waiting = false;
-  while (coherence.others_hold(a, id_, is_write)) {
+  // Nothing to wait for when no other core holds what the access needs and
+  // none waits for the line. A core that wants it while others wait draws
+  // its delay like them, even the core that holds it: the waiters' requests
+  // are already at the home node, which takes the line from its holder as
+  // soon as the holder's access is done, so the last holder has no head
+  // start either.
+  bool waiting = false, retried = false;
+  while (coherence.others_hold(a, id_, is_write) || (!waiting && coherence.occupancy(a).waiters > 0)) {
     const Ps t = now();
     CoherenceTracker::Occupancy& line = coherence.occupancy(a);
     if (line.busy_until <= t && (waiting || line.waiters == 0)) break;
     if (!waiting) {
+      // A kept request whose line has freed is being served, not waiting.
+      const unsigned served = line.busy_until <= t && line.kept > 0 ? 1 : 0;
       waiting = true;
+      retried = line.waiters - served >= kHomeNodeKeeps;
       ++line.waiters;
+      if (!retried) ++line.kept;
     }
     line_retries_->add();
-    clock_.advance(std::max(line.busy_until, t) - t + random_below(window) + 1);
+    // A kept request is served as the line frees; a retried one comes back
+    // after a random delay, so the retried ones get it in no fixed order.
+    clock_.advance(std::max(line.busy_until, t) - t + (retried ? random_below(window) : 0) + 1);
     sync_memory(is_write ? addr : nullptr);
   }
-  if (waiting) --coherence.occupancy(a).waiters;
+  if (waiting) {
+    CoherenceTracker::Occupancy& line = coherence.occupancy(a);
+    --line.waiters;
+    if (!retried) --line.kept;
+  }
   const CoreSet others = coherence.holders(a, id_, is_write);
   if (is_write) cluster_.core_wrote(addr);
   Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
   if (!others.empty()) {
     line_transfers_.add();
-    const Ps transfer = ns_to_ps(line_transfer_ns(cfg, id_, others, is_write));
+    const double grant_ns = retried ? cfg.line_retry_grant_ns : 0.0;
+    const Ps transfer = ns_to_ps(line_transfer_ns(cfg, id_, others, is_write) + grant_ns);
     const Ps t = now();
     coherence.occupy(coherence.occupancy(a), t, t + transfer + cost);
     cost += transfer;

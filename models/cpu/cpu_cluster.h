@@ -60,11 +60,16 @@ struct CpuConfig {
   // left (1: the whole transfer, as for an idle line).
   double queued_handoff_share = 1.0;
   // With line_queueing, how a busy line is granted: 0, first come first
-  // served (each request queues behind the transfers under way); > 0, a
-  // core that finds the line busy retries once it frees, after a random
-  // delay below this many ns, so the waiting cores get it in no fixed order,
-  // and each access happens when its core gets the line.
+  // served (each request queues behind the transfers under way); > 0, the
+  // home node keeps one waiting request and retries the others, a retried
+  // core trying again once the line frees after a random delay below this
+  // many ns, so the retried cores get it in no fixed order; each access
+  // happens when its core gets the line.
   double line_retry_ns = 0.0;
+  // With line_retry_ns: what the grant to a core that had to retry adds to
+  // its transfer (the home node's answer to the retried request before the
+  // line moves); the line is busy for it too.
+  double line_retry_grant_ns = 0.0;
   uint64_t dmb_cycles = 10;
   uint64_t dsb_cycles = 40;
   uint64_t isb_cycles = 20;
