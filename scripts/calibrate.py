@@ -27,7 +27,9 @@ The spec (docs/studies.md, "Calibrating a profile to your machine"):
    "fit": {"diff_step": 0.05, "max_evaluations": 30, "xtol": 1e-3, "ftol": 1e-4}}
 
 A target's id is a figure of docs/figures.json marked "fit" (its scenario,
-measure and published value are the defaults), one of its micro-figures, or
+measure and published value are the defaults), one of its micro-figures
+("at" names one of its points, e.g. {"cpus": 32}: that point's measure and
+published value are the defaults, and the same id may recur at other points), or
 the user's own id with a "source"; a figure marked "predict" is refused: we
 never fit to a figure we claim to predict. Exit status: 0 when the fit ran and
 the profile was written, 1 when a simulator run failed, 2 on bad input (named
@@ -144,9 +146,10 @@ class Target:
 
     def __init__(self, t, i, spec, figs):
         where = f"{spec.path}: targets.{i}"
-        check_keys(t, ("id", "source", "scenario", "point", "stat", "field", "scale", "column",
+        check_keys(t, ("id", "at", "source", "scenario", "point", "stat", "field", "scale", "column",
                        "value", "unit", "weight"), where)
         self.id = text(t, "id", where)
+        self.label = self.id
         where = f"{where} ({self.id})"
         self.where = where
         role = figures.role_of(figs, self.id)
@@ -157,6 +160,12 @@ class Target:
                              "we never fit to a figure we claim to predict (fit to a figure marked fit, a "
                              "micro-figure, or your own measurement)")
         self.source = None
+        point = self._micro_point(t, micro, where) if "at" in t else None
+        if point is not None:
+            self.label = f"{self.id} at " + ", ".join(f"{k} {v}" for k, v in point["at"].items())
+            # The point's own measure, unless the target names one.
+            if "scenario" not in t and "measure" in point:
+                t = dict(point["measure"], **t)
         if role is None:
             if "source" not in t:
                 raise InputError(f"{where}: '{self.id}' is no figure of {shown(spec.figures_path)}; your own "
@@ -170,6 +179,8 @@ class Target:
             raise InputError(f"{where}.weight: must be positive")
         if "value" in t:
             self.value = number(t["value"], f"{where}.value")
+        elif point is not None:
+            self.value = point["published"]
         elif fig is not None and isinstance(fig.get("published"), (int, float)):
             self.value = fig["published"]
         elif micro is not None and len(micro["values"]) == 1:
@@ -186,6 +197,21 @@ class Target:
             self.path = figures.scenario_path(fig["scenario"])
             self.scenario = figs["scenarios"][fig["scenario"]]
         spec.check_platform(self, where)
+
+    @staticmethod
+    def _micro_point(t, micro, where):
+        """The value of a micro-figure that "at" names ({"cpus": 32}), the way docs/figures.json states it."""
+        if micro is None:
+            raise InputError(f"{where}.at: names a point of a micro-figure, and '{t['id']}' is none")
+        at = t["at"]
+        if not isinstance(at, dict) or not at:
+            raise InputError(f"{where}.at: expected an object like {json.dumps(micro['values'][0]['at'])}")
+        wanted = {k: str(v) for k, v in at.items()}
+        for value in micro["values"]:
+            if {k: str(v) for k, v in value["at"].items()} == wanted:
+                return value
+        points = "; ".join(json.dumps(v["at"]) for v in micro["values"])
+        raise InputError(f"{where}.at: {json.dumps(at)} is no point of {micro['id']} (its points: {points})")
 
     def _own_measure(self, t, spec, where):
         name = text(t, "scenario", where)
@@ -244,10 +270,12 @@ class Spec:
         if not isinstance(targets, list) or not targets:
             raise InputError(f"{path}: targets: expected a non-empty list")
         self.targets = [Target(t, i, self, figs) for i, t in enumerate(targets)]
-        ids = [t.id for t in self.targets]
+        seen = set()
         for t in self.targets:
-            if ids.count(t.id) > 1:
-                raise InputError(f"{t.where}: id used by another target")
+            if t.label in seen:
+                raise InputError(f"{t.where}: id used by another target" +
+                                 (" at the same point" if t.label != t.id else ""))
+            seen.add(t.label)
 
     def scenario_path(self, name):
         if "/" not in name and not name.endswith(".json"):
@@ -361,7 +389,7 @@ class Evaluator:
     def progress(self, x, result):
         values, residuals = result
         params = " ".join(f"{p.path.split('.')[-1]}={p.as_run(v):g}" for p, v in zip(self.spec.params, x))
-        res = " ".join(f"{t.id} {v:.4g} ({100 * (v - t.value) / abs(t.value):+.1f} %)"
+        res = " ".join(f"{t.label} {v:.4g} ({100 * (v - t.value) / abs(t.value):+.1f} %)"
                        for t, v in zip(self.spec.targets, values))
         cost = 0.5 * sum(r * r for r in residuals)
         print(f"calibrate: [{self.count}] {params} -> {res}; cost {cost:.3g}", file=sys.stderr)
@@ -415,7 +443,7 @@ def residual_text(spec, values):
     parts = []
     for t, v in zip(spec.targets, values):
         unit = f" {t.unit}" if t.unit else ""
-        parts.append(f"{t.id}: {fmt(v)}{unit} against {fmt(t.value)} ({100 * (v - t.value) / abs(t.value):+.1f} %)")
+        parts.append(f"{t.label}: {fmt(v)}{unit} against {fmt(t.value)} ({100 * (v - t.value) / abs(t.value):+.1f} %)")
     return "; ".join(parts)
 
 
@@ -430,7 +458,7 @@ def write_profile(spec, args, out, best, values, result, evaluator):
                 f"{', '.join(f'{p.path.split(chr(46))[-1]}={p.start:g} in [{p.low:g}, {p.high:g}]' for p in spec.params)}; "
                 f"{evaluator.count} evaluations, stopped: {result.message}")
     if spec.note:
-        settings += f". {spec.note}"
+        settings = f"{settings.rstrip('.')}. {spec.note}"
     own = {t.id: dict({"value": t.value}, **({"unit": t.unit} if t.unit else {}), source=t.source)
            for t in spec.targets if t.source}
     provenance = {}
@@ -440,7 +468,7 @@ def write_profile(spec, args, out, best, values, result, evaluator):
         for part in parts[:-1]:
             node = node.setdefault(part, {})
         node[parts[-1]] = p.as_run(v)
-        entry = {"kind": "fitted", "to": [t.id for t in spec.targets], "residual": residual_text(spec, values),
+        entry = {"kind": "fitted", "to": list(dict.fromkeys(t.id for t in spec.targets)), "residual": residual_text(spec, values),
                  "note": settings}
         if own:
             entry["own_figures"] = own

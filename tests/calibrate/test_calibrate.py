@@ -22,6 +22,9 @@ STRESS = os.path.join(ROOT, "platform", "scenarios", "smmu_stress.json")
 sys.path.insert(0, SCRIPTS)
 from repro import directions, figures  # noqa: E402
 from repro.common import InputError  # noqa: E402
+import calibrate  # noqa: E402
+
+FIGURES = os.path.join(ROOT, "docs", "figures.json")
 
 
 def script(name, *args, env=None):
@@ -388,6 +391,38 @@ class CalibrateTest(unittest.TestCase):
                 self.assertTrue(r.stderr.startswith(f"calibrate: {self.tmp.name}/spec.json: "), r.stderr)
                 self.assertIn(needle, r.stderr)
                 self.assertFalse(os.path.exists(out))
+
+    def test_a_micro_figure_point_is_a_target_with_its_measure_and_value(self):
+        at = lambda cpus: {"id": "lkml_cmdq_map_unmap_v59", "at": {"cpus": cpus}}
+        spec = calibrate.Spec(self.spec(targets=[at(2), at("32")]), CLI, FIGURES)
+        self.assertEqual([t.label for t in spec.targets],
+                         ["lkml_cmdq_map_unmap_v59 at cpus 2", "lkml_cmdq_map_unmap_v59 at cpus 32"])
+        self.assertEqual([t.value for t in spec.targets], [453000, 33600])
+        # Each runs its own point of the micro-figure's scenario, on the profile being calibrated.
+        runs = [t.runs() for t in spec.targets]
+        self.assertTrue(all(path.endswith("lkml_cmdq_map_unmap.json") for (path, _), in runs), runs)
+        self.assertEqual([o["platform.cpu.count"] for (_, o), in runs], [2, 32])
+        self.assertTrue(all(o["platform"].endswith("base.json") for (_, o), in runs), runs)
+        # The same point twice, a point the micro-figure lacks, "at" on no micro-figure: exit 2.
+        cases = [([at(2), at(2)], "targets.1 (lkml_cmdq_map_unmap_v59): id used by another target at the same point"),
+                 ([at(3)], 'targets.0 (lkml_cmdq_map_unmap_v59).at: {"cpus": 3} is no point of lkml_cmdq_map_unmap_v59 '
+                           '(its points: {"cpus": 2}; {"cpus": 4}'),
+                 ([{"id": "s000_unmap_va_4K", "at": {"cpus": 2}}],
+                  "targets.0 (s000_unmap_va_4K).at: names a point of a micro-figure, and 's000_unmap_va_4K' is none")]
+        for targets, needle in cases:
+            with self.subTest(targets=targets):
+                r, out = self.calibrate(self.spec(targets=targets))
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertIn(needle, r.stderr)
+
+    def test_the_shipped_calibration_specs_are_valid(self):
+        d = os.path.join(ROOT, "platform", "calibrations")
+        names = sorted(n for n in os.listdir(d) if n.endswith(".json"))
+        self.assertIn("kunpeng920_cmdq.json", names)
+        for name in names:
+            with self.subTest(spec=name):
+                spec = calibrate.Spec(os.path.join(d, name), CLI, FIGURES)
+                self.assertGreater(len(spec.targets), 0)
 
     def test_a_scenario_on_another_profile_runs_on_the_calibrated_one(self):
         # The same targets from a copy of smmu_stress that names another
