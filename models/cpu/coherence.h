@@ -68,6 +68,9 @@ class CoherenceTracker {
   CoreSet holders(uintptr_t addr, unsigned cpu, bool write);
   // Whether that access would involve another core, without making it.
   bool others_hold(uintptr_t addr, unsigned cpu, bool write) const;
+  // The line goes back to its home node (cpu.far_atomics): `home`, an id no
+  // core has, becomes its only holder.
+  void give_home(uintptr_t addr, unsigned home) { find(addr >> kLineShift).sharers = CoreSet::of(home); }
   // A line as one server of transfers (CpuConfig::line_queueing): until
   // when it is busy with one (a core that needs it sooner waits), and how
   // long it has been busy in all and inside the measurement window.

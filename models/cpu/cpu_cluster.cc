@@ -426,15 +426,23 @@ double walk_miss_ns(const CpuConfig& cfg, uint64_t objects, uint64_t footprint_b
          static_cast<double>(footprint_bytes);
 }
 
-void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
+void CpuCore::before_shared_access(const volatile void* addr, SharedAccess kind) {
+  const bool is_write = kind != SharedAccess::kLoad;
   sync_memory(is_write ? addr : nullptr);
   atomics_.add();
   const CpuConfig& cfg = cluster_.config();
+  // A far atomic (cpu.far_atomics) is done at the line's home node, an id no
+  // core has: it takes the line from wherever it is, this core included.
+  const bool at_home = kind == SharedAccess::kAtomic && cfg.far_atomics && cfg.count < CoherenceTracker::kMaxCores;
   if (line_retries_) {
-    retry_for_line(addr, is_write);
+    retry_for_line(addr, is_write, at_home);
     return;
   }
-  const CoreSet others = cluster_.coherence().holders(reinterpret_cast<uintptr_t>(addr), id_, is_write);
+  CoreSet others = cluster_.coherence().holders(reinterpret_cast<uintptr_t>(addr), id_, is_write);
+  if (at_home) {
+    others = others | CoreSet::of(cfg.count);
+    cluster_.coherence().give_home(reinterpret_cast<uintptr_t>(addr), cfg.count);
+  }
   if (is_write) cluster_.core_wrote(addr);
   Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
   if (!others.empty()) {
@@ -477,7 +485,7 @@ void CpuCore::before_shared_access(const volatile void* addr, bool is_write) {
 // contend for pays it on nearly every hand-off.
 constexpr unsigned kHomeNodeKeeps = 1;
 
-void CpuCore::retry_for_line(const volatile void* addr, bool is_write) {
+void CpuCore::retry_for_line(const volatile void* addr, bool is_write, bool at_home) {
   const CpuConfig& cfg = cluster_.config();
   CoherenceTracker& coherence = cluster_.coherence();
   const auto a = reinterpret_cast<uintptr_t>(addr);
@@ -489,7 +497,7 @@ void CpuCore::retry_for_line(const volatile void* addr, bool is_write) {
   // soon as the holder's access is done, so the last holder has no head
   // start either.
   bool waiting = false, retried = false;
-  while (coherence.others_hold(a, id_, is_write) || (!waiting && coherence.occupancy(a).waiters > 0)) {
+  while (at_home || coherence.others_hold(a, id_, is_write) || (!waiting && coherence.occupancy(a).waiters > 0)) {
     const Ps t = now();
     CoherenceTracker::Occupancy& line = coherence.occupancy(a);
     if (line.busy_until <= t && (waiting || line.waiters == 0)) break;
@@ -512,7 +520,11 @@ void CpuCore::retry_for_line(const volatile void* addr, bool is_write) {
     --line.waiters;
     if (!retried) --line.kept;
   }
-  const CoreSet others = coherence.holders(a, id_, is_write);
+  CoreSet others = coherence.holders(a, id_, is_write);
+  if (at_home) {
+    others = others | CoreSet::of(cfg.count);
+    coherence.give_home(a, cfg.count);
+  }
   if (is_write) cluster_.core_wrote(addr);
   Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
   if (!others.empty()) {

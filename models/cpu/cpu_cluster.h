@@ -70,6 +70,11 @@ struct CpuConfig {
   // its transfer (the home node's answer to the retried request before the
   // line moves); the line is busy for it too.
   double line_retry_grant_ns = 0.0;
+  // An atomic read-modify-write is performed at the line's home node (the
+  // shared cache, taken to sit with the first die): the core pays the
+  // transfer from there whatever it held, and afterwards no core holds the
+  // line. Loads and stores still bring the line into the core's cache.
+  bool far_atomics = false;
   uint64_t dmb_cycles = 10;
   uint64_t dsb_cycles = 40;
   uint64_t isb_cycles = 20;
@@ -139,8 +144,13 @@ class CpuCore : public sc_core::sc_module {
   // forwards it to DRAM); false when the target does not grant one.
   bool get_dmi(uint64_t addr, tlm::tlm_dmi& dmi);
 
-  // ---- shared memory: call before performing an atomic on `addr`
-  void before_shared_access(const volatile void* addr, bool is_write);
+  // ---- shared memory: call before performing a load, store or atomic
+  // read-modify-write (`atomic`) on `addr`
+  enum class SharedAccess { kLoad, kStore, kAtomic };
+  void before_shared_access(const volatile void* addr, SharedAccess kind);
+  void before_shared_access(const volatile void* addr, bool is_write) {
+    before_shared_access(addr, is_write ? SharedAccess::kStore : SharedAccess::kLoad);
+  }
   void barrier(Barrier kind);
   void cpu_relax() { cycles(cfg_cpu_relax_cycles_); }
 
@@ -345,7 +355,7 @@ class CpuCore : public sc_core::sc_module {
   Counter* poll_skipped_reads_;  // the same, for register polls
   Counter* line_retries_;  // null unless line_queueing with cpu.line_retry_ns > 0
   uint64_t line_rng_;      // the retry delays' xorshift state, per core
-  void retry_for_line(const volatile void* addr, bool is_write);
+  void retry_for_line(const volatile void* addr, bool is_write, bool at_home);
   Ps random_below(Ps bound);
 };
 

@@ -46,8 +46,8 @@ V shared_load(const volatile V* p) {
 
 // Runs `op` as one atomic read-modify-write and returns the old value.
 template <typename V, typename Op>
-V rmw(volatile V* p, Op op) {
-  core().before_shared_access(p, true);
+V rmw(volatile V* p, Op op, CpuCore::SharedAccess kind = CpuCore::SharedAccess::kAtomic) {
+  core().before_shared_access(p, kind);
   const V old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
   __atomic_store_n(p, op(old), __ATOMIC_SEQ_CST);
   return old;
@@ -172,8 +172,8 @@ void hal_cost_walk(uint64_t objects, uint64_t footprint_bytes) {
 
 uint32_t hal_load32(const volatile uint32_t* p) { return shared_load(p); }
 uint64_t hal_load64(const volatile uint64_t* p) { return shared_load(p); }
-void hal_store32(volatile uint32_t* p, uint32_t v) { rmw(p, [v](uint32_t) { return v; }); }
-void hal_store64(volatile uint64_t* p, uint64_t v) { rmw(p, [v](uint64_t) { return v; }); }
+void hal_store32(volatile uint32_t* p, uint32_t v) { rmw(p, [v](uint32_t) { return v; }, CpuCore::SharedAccess::kStore); }
+void hal_store64(volatile uint64_t* p, uint64_t v) { rmw(p, [v](uint64_t) { return v; }, CpuCore::SharedAccess::kStore); }
 uint32_t hal_cmpxchg32(volatile uint32_t* p, uint32_t e, uint32_t d) { return rmw(p, [e, d](uint32_t o) { return o == e ? d : o; }); }
 uint64_t hal_cmpxchg64(volatile uint64_t* p, uint64_t e, uint64_t d) { return rmw(p, [e, d](uint64_t o) { return o == e ? d : o; }); }
 uint32_t hal_fetch_add32(volatile uint32_t* p, uint32_t v) { return rmw(p, [v](uint32_t o) { return o + v; }); }

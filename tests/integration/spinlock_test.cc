@@ -231,6 +231,26 @@ TEST(LineRetry, ManyCoresContendingForALinePayForTheirRetriedRequests) {
   EXPECT_GT(r.attempts_per_success, 1.5);
 }
 
+// cpu.far_atomics: an atomic is done at the line's home node, so one core
+// incrementing a word nobody else touches pays a transfer from the home on
+// every increment (the line never stays in its cache), where an atomic that
+// takes the line into the cache pays for the first one only. Base profile:
+// one cluster, 40 ns transfers, 20-cycle atomics at 2 GHz.
+double lone_increments_ns(bool far) {
+  g_hammered = 0;
+  nlohmann::json s = scenario({{{"app", "hammer"}, {"cores", {0}}}});
+  s["platform"]["cpu"]["far_atomics"] = far;
+  const TestRun t = run(s, {&hammer});
+  EXPECT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_EQ(g_hammered, 100u);
+  EXPECT_EQ(t.counter("cpus.cpu0.cacheline_transfers"), far ? 100u : 0u);
+  return t.result.sim_ns;
+}
+
+TEST(FarAtomics, EveryAtomicGoesToTheHomeNode) { EXPECT_GE(lone_increments_ns(true), 100 * (40 + 10.0)); }
+
+TEST(FarAtomics, OffAnAtomicKeepsTheLineInTheCore) { EXPECT_LT(lone_increments_ns(false), 100 * 40.0); }
+
 // sw_spin_trylock: refused while another core holds the lock, granted once
 // it is free, and a granted trylock excludes as a lock does.
 sw_spinlock g_try = SW_SPINLOCK_INIT;
