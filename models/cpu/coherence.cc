@@ -69,6 +69,15 @@ CoreSet CoherenceTracker::holders(uintptr_t addr, unsigned cpu, bool write) {
   return others;
 }
 
+CoreSet CoherenceTracker::to_home(uintptr_t addr, unsigned cpu, unsigned home) {
+  Slot& line = find(addr >> kLineShift);
+  const CoreSet others = line.sharers.without(CoreSet::of(cpu)) | CoreSet::of(home);
+  line.sharers = CoreSet::of(home);
+  ++transfers_;
+  ++line.transfers;
+  return others;
+}
+
 bool CoherenceTracker::others_hold(uintptr_t addr, unsigned cpu, bool write) const {
   const Slot* line = lookup(addr >> kLineShift);
   return line && !others_of(line->sharers, cpu, write).empty();

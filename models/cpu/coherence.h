@@ -68,9 +68,10 @@ class CoherenceTracker {
   CoreSet holders(uintptr_t addr, unsigned cpu, bool write);
   // Whether that access would involve another core, without making it.
   bool others_hold(uintptr_t addr, unsigned cpu, bool write) const;
-  // The line goes back to its home node (cpu.far_atomics): `home`, an id no
-  // core has, becomes its only holder.
-  void give_home(uintptr_t addr, unsigned home) { find(addr >> kLineShift).sharers = CoreSet::of(home); }
+  // An atomic done at the line's home node (cpu.far_atomics): every copy
+  // goes back to `home`, an id no core has, which becomes the only holder.
+  // Returns the holders the access involved: the other cores and the home.
+  CoreSet to_home(uintptr_t addr, unsigned cpu, unsigned home);
   // A line as one server of transfers (CpuConfig::line_queueing): until
   // when it is busy with one (a core that needs it sooner waits), and how
   // long it has been busy in all and inside the measurement window.

@@ -71,7 +71,7 @@ CpuCore::PollResult CpuCore::poll(const volatile void* p, unsigned size, uint64_
   PollResult r{0, 0};
   uint64_t n = 0;
   while (max_polls == 0 || n < max_polls) {
-    before_shared_access(p, false);
+    before_shared_access(p, SharedAccess::kLoad);
     poll_.changed = false;  // this load sees every write so far
     r.value = size == 4 ? __atomic_load_n(static_cast<const volatile uint32_t*>(p), __ATOMIC_SEQ_CST)
                         : __atomic_load_n(static_cast<const volatile uint64_t*>(p), __ATOMIC_SEQ_CST);

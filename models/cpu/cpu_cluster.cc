@@ -73,6 +73,7 @@ CpuCore::CpuCore(sc_core::sc_module_name name, unsigned id, CpuCluster& cluster)
       line_retries_(cluster.config().line_queueing && cluster.config().line_retry_ns > 0
                         ? &cluster.stats().counter(stat(*this, "line_retries"))
                         : nullptr),
+      line_retried_grants_(line_retries_ ? &cluster.stats().counter(stat(*this, "line_retried_grants")) : nullptr),
       line_rng_(0x9E3779B97F4A7C15ull * (id + 1)) {
   if (cycle_ps_ == 0) throw std::invalid_argument("cpu frequency too high: cycle rounds to 0 ps");
   // Built once: an `a | b` list is allocated on every wait.
@@ -431,18 +432,14 @@ void CpuCore::before_shared_access(const volatile void* addr, SharedAccess kind)
   sync_memory(is_write ? addr : nullptr);
   atomics_.add();
   const CpuConfig& cfg = cluster_.config();
-  // A far atomic (cpu.far_atomics) is done at the line's home node, an id no
-  // core has: it takes the line from wherever it is, this core included.
-  const bool at_home = kind == SharedAccess::kAtomic && cfg.far_atomics && cfg.count < CoherenceTracker::kMaxCores;
+  // A far atomic (cpu.far_atomics; the configuration refuses it beyond
+  // CoherenceTracker::kMaxCores - 1 cores) is done at the line's home node.
+  const bool at_home = kind == SharedAccess::kAtomic && cfg.far_atomics;
   if (line_retries_) {
     retry_for_line(addr, is_write, at_home);
     return;
   }
-  CoreSet others = cluster_.coherence().holders(reinterpret_cast<uintptr_t>(addr), id_, is_write);
-  if (at_home) {
-    others = others | CoreSet::of(cfg.count);
-    cluster_.coherence().give_home(reinterpret_cast<uintptr_t>(addr), cfg.count);
-  }
+  const CoreSet others = take_line(reinterpret_cast<uintptr_t>(addr), is_write, at_home);
   if (is_write) cluster_.core_wrote(addr);
   Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
   if (!others.empty()) {
@@ -457,7 +454,8 @@ void CpuCore::before_shared_access(const volatile void* addr, SharedAccess kind)
       const Ps t = now();
       const bool queued = line.busy_until > t;
       const Ps start = queued ? line.busy_until : t;
-      const Ps moved = queued && cfg.queued_handoff_share < 1.0
+      // (Not for a far atomic: nothing is handed from cache to cache.)
+      const Ps moved = queued && cfg.queued_handoff_share < 1.0 && !at_home
                            ? static_cast<Ps>(static_cast<double>(transfer) * cfg.queued_handoff_share)
                            : transfer;
       coherence.occupy(line, start, start + moved + cost);
@@ -470,19 +468,22 @@ void CpuCore::before_shared_access(const volatile void* addr, SharedAccess kind)
   clock_.advance(cost);
 }
 
+// The holders an access involves, the line's copies updated: a far atomic
+// (at_home) sends every copy back to the home node, an id no core has (the
+// id a device's line also takes: both sit with the first die).
+CoreSet CpuCore::take_line(uintptr_t addr, bool is_write, bool at_home) {
+  CoherenceTracker& coherence = cluster_.coherence();
+  return at_home ? coherence.to_home(addr, id_, cluster_.config().count) : coherence.holders(addr, id_, is_write);
+}
+
 // A busy line granted in no fixed order (cpu.line_retry_ns), as by a home
-// node that keeps one request for a busy line besides the one it serves
-// and answers the others with a retry. A core whose line another core
-// holds waits until the transfer under way ends: a kept request takes the
-// line then; a retried one tries again after a random delay, the first try
-// after the line frees taking it, so the retried cores get it in no fixed
-// order. A retried request also pays the home node's grant of it
-// (cpu.line_retry_grant_ns). The access happens when the core gets the
-// line (each try synchronises, so tries meet in time order), and the line
-// is then busy for the transfer, that grant and the access. Two cores
-// passing a line back and forth never have a request retried (the sourced
-// ping-pong latencies have no grant cost in them); a line many cores
-// contend for pays it on nearly every hand-off.
+// node that keeps a request only while no other waits and answers the rest
+// with a retry. A kept request takes the line as it frees; a retried one
+// tries again after a random delay, so the retried cores get it in no fixed
+// order, and pays the home node's grant (cpu.line_retry_grant_ns). Each try
+// synchronises, so tries meet in time order, and the access happens when
+// the core gets the line. Two cores passing a line back and forth never
+// have a request retried.
 constexpr unsigned kHomeNodeKeeps = 1;
 
 void CpuCore::retry_for_line(const volatile void* addr, bool is_write, bool at_home) {
@@ -491,44 +492,48 @@ void CpuCore::retry_for_line(const volatile void* addr, bool is_write, bool at_h
   const auto a = reinterpret_cast<uintptr_t>(addr);
   const Ps window = ns_to_ps(cfg.line_retry_ns);
   // Nothing to wait for when no other core holds what the access needs and
-  // none waits for the line. A core that wants it while others wait draws
-  // its delay like them, even the core that holds it: the waiters' requests
-  // are already at the home node, which takes the line from its holder as
-  // soon as the holder's access is done, so the last holder has no head
-  // start either.
-  bool waiting = false, retried = false;
-  while (at_home || coherence.others_hold(a, id_, is_write) || (!waiting && coherence.occupancy(a).waiters > 0)) {
+  // none waits for the line. A write while others wait queues like theirs,
+  // even the holder's: their requests are at the home node first, which
+  // takes the line from its holder as soon as the holder's access is done.
+  // (A load of a copy the core holds is a hit and waits for nobody.)
+  struct Waiting {
+    CoherenceTracker& coherence;
+    uintptr_t a;
+    bool on = false, retried = false;
+    // Also on the way out of a stopped program: a waiter left counted would
+    // make every later access to the line retry.
+    ~Waiting() {
+      if (!on) return;
+      CoherenceTracker::Occupancy& line = coherence.occupancy(a);
+      --line.waiters;
+      if (!retried) --line.kept;
+    }
+  } w{coherence, a};
+  while (at_home || coherence.others_hold(a, id_, is_write) ||
+         (!w.on && is_write && coherence.occupancy(a).waiters > 0)) {
     const Ps t = now();
     CoherenceTracker::Occupancy& line = coherence.occupancy(a);
-    if (line.busy_until <= t && (waiting || line.waiters == 0)) break;
-    if (!waiting) {
-      // A kept request whose line has freed is being served, not waiting.
-      const unsigned served = line.busy_until <= t && line.kept > 0 ? 1 : 0;
-      waiting = true;
-      retried = line.waiters - served >= kHomeNodeKeeps;
+    if (line.busy_until <= t && (w.on || line.waiters == 0)) break;
+    // A kept request whose line has freed is being served, not waiting; a
+    // request kept behind it comes after it.
+    const unsigned served = line.busy_until <= t && line.kept > 0 ? 1 : 0;
+    if (!w.on) {
+      w.on = true;
+      w.retried = line.waiters - served >= kHomeNodeKeeps;
       ++line.waiters;
-      if (!retried) ++line.kept;
+      if (!w.retried) ++line.kept;
     }
     line_retries_->add();
-    // A kept request is served as the line frees; a retried one comes back
-    // after a random delay, so the retried ones get it in no fixed order.
-    clock_.advance(std::max(line.busy_until, t) - t + (retried ? random_below(window) : 0) + 1);
+    clock_.advance(std::max(line.busy_until, t) - t + (w.retried ? random_below(window) : served) + 1);
     sync_memory(is_write ? addr : nullptr);
   }
-  if (waiting) {
-    CoherenceTracker::Occupancy& line = coherence.occupancy(a);
-    --line.waiters;
-    if (!retried) --line.kept;
-  }
-  CoreSet others = coherence.holders(a, id_, is_write);
-  if (at_home) {
-    others = others | CoreSet::of(cfg.count);
-    coherence.give_home(a, cfg.count);
-  }
+  const bool retried = w.retried;
+  const CoreSet others = take_line(a, is_write, at_home);
   if (is_write) cluster_.core_wrote(addr);
   Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
   if (!others.empty()) {
     line_transfers_.add();
+    if (retried) line_retried_grants_->add();
     const double grant_ns = retried ? cfg.line_retry_grant_ns : 0.0;
     const Ps transfer = ns_to_ps(line_transfer_ns(cfg, id_, others, is_write) + grant_ns);
     const Ps t = now();

@@ -61,10 +61,10 @@ struct CpuConfig {
   double queued_handoff_share = 1.0;
   // With line_queueing, how a busy line is granted: 0, first come first
   // served (each request queues behind the transfers under way); > 0, the
-  // home node keeps one waiting request and retries the others, a retried
-  // core trying again once the line frees after a random delay below this
-  // many ns, so the retried cores get it in no fixed order; each access
-  // happens when its core gets the line.
+  // home node keeps a request only while no other waits and retries the
+  // rest, a retried core trying again once the line frees after a random
+  // delay below this many ns, so the retried cores get it in no fixed
+  // order; each access happens when its core gets the line.
   double line_retry_ns = 0.0;
   // With line_retry_ns: what the grant to a core that had to retry adds to
   // its transfer (the home node's answer to the retried request before the
@@ -144,19 +144,16 @@ class CpuCore : public sc_core::sc_module {
   // forwards it to DRAM); false when the target does not grant one.
   bool get_dmi(uint64_t addr, tlm::tlm_dmi& dmi);
 
-  // ---- shared memory: call before performing a load, store or atomic
-  // read-modify-write (`atomic`) on `addr`
+  // ---- shared memory: call before performing a load, a store or an
+  // atomic read-modify-write on `addr`
   enum class SharedAccess { kLoad, kStore, kAtomic };
   void before_shared_access(const volatile void* addr, SharedAccess kind);
-  void before_shared_access(const volatile void* addr, bool is_write) {
-    before_shared_access(addr, is_write ? SharedAccess::kStore : SharedAccess::kLoad);
-  }
   void barrier(Barrier kind);
   void cpu_relax() { cycles(cfg_cpu_relax_cycles_); }
 
   // ---- polling (hal_poll32/64, sw/hal/hal.h): exactly the loop
   //   for (n = 0; max_polls == 0 || n < max_polls; ++n) {
-  //     v = load(p);  // before_shared_access(p, false), then the load
+  //     v = load(p);  // before_shared_access(p, kLoad), then the load
   //     if (((v & mask) == value) != until_ne) break;
   //     cpu_relax();
   //   }
@@ -354,8 +351,10 @@ class CpuCore : public sc_core::sc_module {
   Counter* poll_skipped_;  // null when poll_sleep is off
   Counter* poll_skipped_reads_;  // the same, for register polls
   Counter* line_retries_;  // null unless line_queueing with cpu.line_retry_ns > 0
+  Counter* line_retried_grants_;  // likewise: grants to retried requests
   uint64_t line_rng_;      // the retry delays' xorshift state, per core
   void retry_for_line(const volatile void* addr, bool is_write, bool at_home);
+  CoreSet take_line(uintptr_t addr, bool is_write, bool at_home);
   Ps random_below(Ps bound);
 };
 

@@ -40,7 +40,7 @@ void timed_write(phys_addr_t pa, V v) {
 
 template <typename V>
 V shared_load(const volatile V* p) {
-  core().before_shared_access(p, false);
+  core().before_shared_access(p, CpuCore::SharedAccess::kLoad);
   return __atomic_load_n(p, __ATOMIC_SEQ_CST);
 }
 

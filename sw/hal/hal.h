@@ -116,7 +116,9 @@ void hal_cost_walk(uint64_t objects, uint64_t footprint_bytes);
 /* ---- Atomics and barriers on any memory the core can address (DRAM through
  * hal_phys_to_virt, or sw/ statics). Each synchronises local time, then costs
  * the configured atomic latency, plus the cache-line transfer cost when the
- * line was last written by another core. All are sequentially consistent. */
+ * line was last written by another core (or, for the read-modify-writes with
+ * platform.cpu.far_atomics, always: they are done at the line's home node).
+ * All are sequentially consistent. */
 uint32_t hal_load32(const volatile uint32_t *p);
 uint64_t hal_load64(const volatile uint64_t *p);
 void hal_store32(volatile uint32_t *p, uint32_t v);

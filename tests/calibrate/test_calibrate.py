@@ -423,6 +423,13 @@ class CalibrateTest(unittest.TestCase):
             with self.subTest(spec=name):
                 spec = calibrate.Spec(os.path.join(d, name), CLI, FIGURES)
                 self.assertGreater(len(spec.targets), 0)
+                # Each value it fits is fitted in its profile, which names this file.
+                with open(spec.profile.file) as f:
+                    provenance = json.load(f)["provenance"]
+                for p in spec.params:
+                    entry = provenance.get(p.path[len("platform."):], {})
+                    self.assertEqual(entry.get("kind"), "fitted", p.path)
+                    self.assertIn(f"platform/calibrations/{name}", entry.get("note", ""), p.path)
 
     def test_a_scenario_on_another_profile_runs_on_the_calibrated_one(self):
         # The same targets from a copy of smmu_stress that names another

@@ -236,6 +236,14 @@ TEST(RunConfig, SmmuStructChecksNameTheJsonParameter) {
                        {"platform.smmu.features.stage1=false", "platform.smmu.features.stage2=false"}));
 }
 
+// A far atomic's home node takes a core id of its own, so the option needs
+// one spare (CoherenceTracker holds 256).
+TEST(RunConfig, FarAtomicsNeedACoreIdToSpare) {
+  EXPECT_TRUE(fails_at(base_doc(), "/platform/cpu/far_atomics", {"below 256", "it is 256"},
+                       {"platform.cpu.far_atomics=true", "platform.cpu.count=256"}));
+  EXPECT_NO_THROW(build(base_doc(), {"platform.cpu.far_atomics=true", "platform.cpu.count=255"}));
+}
+
 // Two devices with one StreamID behind the SMMU once ran to "completed"
 // with garbage (issue 31); without an SMMU StreamIDs mean nothing.
 TEST(RunConfig, TwoDevicesWithOneStreamIdBehindTheSmmuAreRefused) {
