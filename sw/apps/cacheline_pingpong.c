@@ -9,9 +9,10 @@
  */
 #include "apps/app_instance.h"
 #include "hal/hal.h"
+#include "lib/compiler.h"
 
-static volatile uint32_t line_word __attribute__((aligned(64)));
-static volatile uint32_t ready;
+static SW_CACHELINE_ALIGNED volatile uint32_t line_word;
+static SW_CACHELINE_ALIGNED volatile uint32_t ready;
 
 static int pingpong_main(void) {
   if (!app_single_instance("cacheline_pingpong")) return 1;

@@ -18,12 +18,13 @@
 #include "apps/iommu_setup.h"
 #include "drivers/camera/camera.h"
 #include "hal/hal.h"
+#include "lib/compiler.h"
 #include "lib/string.h"
 
 #define CAM_MAX_BUFFERS 16u
 
-static struct cam_dev cam;
-static struct app_dma cam_dma;
+static SW_CACHELINE_ALIGNED struct cam_dev cam;
+static SW_CACHELINE_ALIGNED struct app_dma cam_dma;
 static struct cam_buffer bufs[CAM_MAX_BUFFERS];
 
 static bool check_frame(const struct cam_buffer *b, uint32_t seq) {

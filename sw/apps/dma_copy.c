@@ -9,12 +9,13 @@
 #include "dma/dma_registers.h"
 #include "drivers/dma/dma_engine.h"
 #include "hal/hal.h"
+#include "lib/compiler.h"
 #include "lib/string.h"
 
 #define MAX_CORES 64
 
 static struct dma_engine dma;
-static volatile uint32_t done[MAX_CORES];
+static SW_CACHELINE_ALIGNED volatile uint32_t done[MAX_CORES];
 
 static void on_completion(unsigned irq, void *ctx) {
   (void)irq;

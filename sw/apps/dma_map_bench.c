@@ -22,14 +22,15 @@
 #include "apps/app_window.h"
 #include "apps/iommu_setup.h"
 #include "hal/hal.h"
+#include "lib/compiler.h"
 
-static struct app_dma dma;
-static volatile uint32_t setup_state; /* 0 coming up, 1 up, 2 failed */
-static volatile uint32_t started;
-static volatile uint32_t reported;
-static volatile uint32_t warned_empty;
-static volatile uint64_t window_start, window_end;
-static volatile uint64_t ops_in_window;
+static SW_CACHELINE_ALIGNED struct app_dma dma;
+/* The cores' rendezvous and totals, on one cache line of their own. */
+static SW_CACHELINE_ALIGNED struct {
+  volatile uint32_t setup_state; /* 0 coming up, 1 up, 2 failed */
+  volatile uint32_t started, reported, warned_empty;
+  volatile uint64_t window_start, window_end, ops_in_window;
+} shared;
 
 /* The device the benchmark maps for: the one named by `device` (an index
  * into the platform's devices), like map_benchmark's dummy device. */
@@ -75,12 +76,12 @@ static bool map_unmap_round(const phys_addr_t *pa, unsigned n, size_t size, enum
  * window. A contended queue can take milliseconds to settle into its steady
  * state; halves that differ say the window measured a transient. */
 static void report(uint64_t first, uint64_t second, size_t size, uint64_t window_ns) {
-  hal_fetch_add64(&ops_in_window, first + second);
+  hal_fetch_add64(&shared.ops_in_window, first + second);
   hal_stat_add("window_bytes_first_half", first * size);
   hal_stat_add("window_bytes_second_half", second * size);
-  if (hal_fetch_add32(&reported, 1) + 1 != hal_app_cores()) return;
+  if (hal_fetch_add32(&shared.reported, 1) + 1 != hal_app_cores()) return;
   const double seconds = (double)window_ns / 1e9;
-  const double total = (double)hal_load64(&ops_in_window) / seconds;
+  const double total = (double)hal_load64(&shared.ops_in_window) / seconds;
   hal_stat_set("map_unmap_per_s_total", total);
   hal_stat_set("map_unmap_per_s_per_cpu", total / hal_app_cores());
   hal_stat_set("cpus", hal_app_cores());
@@ -118,11 +119,11 @@ static int bench_main(void) {
     return 1;
   }
   if (hal_app_rank() == 0) {
-    hal_store32(&setup_state, attach_device() == 0 ? 1 : 2);
+    hal_store32(&shared.setup_state, attach_device() == 0 ? 1 : 2);
     hal_sev();
   }
   uint32_t st;
-  while ((st = hal_load32(&setup_state)) == 0) hal_wfe();
+  while ((st = hal_load32(&shared.setup_state)) == 0) hal_wfe();
   if (st == 2) return 1;
 
   const size_t size = (size_t)granule * 4096;
@@ -132,18 +133,18 @@ static int bench_main(void) {
       hal_log(HAL_LOG_ERROR, "dma_map_bench: no memory for %u buffers of %zu bytes", (unsigned)batch, size);
       return 1;
     }
-  hal_fetch_add32(&started, 1);
+  hal_fetch_add32(&shared.started, 1);
   hal_sev();
-  while (hal_load32(&started) < hal_app_cores()) hal_wfe();
+  while (hal_load32(&shared.started) < hal_app_cores()) hal_wfe();
   if (hal_app_rank() == 0) {
     uint64_t start, end;
     app_window_open("dma_map_bench", hal_param("warmup_us") * 1000, hal_param("runtime_us") * 1000, &start, &end);
-    hal_store64(&window_end, end);
-    hal_store64(&window_start, start);
+    hal_store64(&shared.window_end, end);
+    hal_store64(&shared.window_start, start);
     hal_sev();
   }
-  while (!hal_load64(&window_start)) hal_wfe();
-  const uint64_t start = window_start, end = window_end;
+  while (!hal_load64(&shared.window_start)) hal_wfe();
+  const uint64_t start = shared.window_start, end = shared.window_end;
   const enum dma_data_direction dir = (enum dma_data_direction)hal_param("dir");
   const uint64_t trans_ns = hal_param("dma_trans_ns"), copy_bytes = hal_param("copy_bytes");
   const uint64_t mid = start + (end - start) / 2;
@@ -165,7 +166,7 @@ static int bench_main(void) {
   if (hal_app_rank() == 0 && first + second > 0) report_claim_attempts(in_window_from);
   /* A round is counted when it begins in the window: one longer than the
    * window leaves nothing to count. */
-  if (first + second == 0 && hal_fetch_add32(&warned_empty, 1) == 0)
+  if (first + second == 0 && hal_fetch_add32(&shared.warned_empty, 1) == 0)
     hal_log(HAL_LOG_WARN, "dma_map_bench: a core began no round of %u maps in the window; lengthen runtime_us",
             (unsigned)batch);
   report(first, second, size, end - start);

@@ -62,13 +62,16 @@ struct fio_job {
   uint64_t io_cycles, completion_cycles;
 };
 
-static struct nvme_ctrl ctrls[FIO_MAX_DRIVES];
-static struct app_dma dmas[FIO_MAX_DRIVES];
-static struct swiotlb_mem bounce_pools[FIO_MAX_DRIVES];
-static volatile uint32_t setup_state; /* 0 pending, 1 ok, 2 failed */
-static volatile uint32_t started, start_failed, reported;
-static volatile uint64_t window_start, window_end;
-static volatile uint64_t sum_ios, sum_bytes, sum_idle, sum_errors;
+static SW_CACHELINE_ALIGNED struct nvme_ctrl ctrls[FIO_MAX_DRIVES];
+static SW_CACHELINE_ALIGNED struct app_dma dmas[FIO_MAX_DRIVES];
+static SW_CACHELINE_ALIGNED struct swiotlb_mem bounce_pools[FIO_MAX_DRIVES];
+/* The jobs' totals on one cache line, their rendezvous on the next. */
+static SW_CACHELINE_ALIGNED struct {
+  volatile uint64_t sum_ios, sum_bytes, sum_idle, sum_errors;
+  SW_CACHELINE_ALIGNED volatile uint32_t setup_state; /* 0 pending, 1 ok, 2 failed */
+  volatile uint32_t started, start_failed, reported;
+  volatile uint64_t window_start, window_end;
+} shared;
 
 static unsigned drives(void) { return (unsigned)hal_param("drives"); }
 static unsigned irq_cores(void) { return (unsigned)hal_param("irq_cores"); }
@@ -366,20 +369,20 @@ static void report_bounce(void) {
  * time); the last one reports. */
 static void report(const struct fio_job *j, uint64_t idle_ns) {
   if (j) {
-    hal_fetch_add64(&sum_ios, j->ios_done);
-    hal_fetch_add64(&sum_bytes, j->bytes_done);
-    hal_fetch_add64(&sum_errors, j->errors);
+    hal_fetch_add64(&shared.sum_ios, j->ios_done);
+    hal_fetch_add64(&shared.sum_bytes, j->bytes_done);
+    hal_fetch_add64(&shared.sum_errors, j->errors);
   }
-  hal_fetch_add64(&sum_idle, idle_ns);
-  if (hal_fetch_add32(&reported, 1) + 1 != hal_app_cores()) return;
-  const uint64_t window = window_end - window_start;
+  hal_fetch_add64(&shared.sum_idle, idle_ns);
+  if (hal_fetch_add32(&shared.reported, 1) + 1 != hal_app_cores()) return;
+  const uint64_t window = shared.window_end - shared.window_start;
   const double seconds = (double)window / 1e9;
-  const double busy = app_busy_cores(hal_app_cores(), window, sum_idle);
+  const double busy = app_busy_cores(hal_app_cores(), window, shared.sum_idle);
   /* Requests all have bs bytes: IOPS follows from the bytes' shares. */
-  const double iops = (double)sum_bytes / (double)hal_param("bs") / seconds;
+  const double iops = (double)shared.sum_bytes / (double)hal_param("bs") / seconds;
   hal_stat_set("iops", iops);
-  hal_stat_set("ios_completed", (double)sum_ios);
-  hal_stat_set("mbps", (double)sum_bytes / seconds / 1e6);
+  hal_stat_set("ios_completed", (double)shared.sum_ios);
+  hal_stat_set("mbps", (double)shared.sum_bytes / seconds / 1e6);
   hal_stat_set("busy_cores", busy);
   hal_stat_set("cpu_utilisation", busy / hal_app_cores());
   uint64_t elided = 0, syncs = 0, iovas = 0;
@@ -394,9 +397,9 @@ static void report(const struct fio_job *j, uint64_t idle_ns) {
   if (hal_param("bounce")) report_bounce();
   hal_log(HAL_LOG_INFO, "fio: %.0f IOPS, %.1f MB/s over %.3f ms, %u job(s) on %u drive(s), bs %llu, iodepth %llu; "
           "CPU %.1f%% (%.2f busy cores); %llu errors",
-          iops, (double)sum_bytes / seconds / 1e6, (double)window / 1e6, njobs(), drives(),
+          iops, (double)shared.sum_bytes / seconds / 1e6, (double)window / 1e6, njobs(), drives(),
           (unsigned long long)hal_param("bs"), (unsigned long long)hal_param("iodepth"), 100.0 * busy / hal_app_cores(),
-          busy, (unsigned long long)sum_errors);
+          busy, (unsigned long long)shared.sum_errors);
 }
 
 /* Completion core k: the interrupts of the queues of jobs r with
@@ -411,11 +414,11 @@ static int completion_main(unsigned k) {
     if (nvme_queue_start(c, r / drives()) != 0) rc = 1;
     else qs[nq++] = &c->io[r / drives()];
   }
-  if (rc) hal_fetch_add32(&start_failed, 1);
-  hal_fetch_add32(&started, 1);
+  if (rc) hal_fetch_add32(&shared.start_failed, 1);
+  hal_fetch_add32(&shared.started, 1);
   hal_sev();
-  while (hal_load32(&started) < hal_app_cores()) hal_wfe();
-  if (hal_load32(&start_failed)) return 1;
+  while (hal_load32(&shared.started) < hal_app_cores()) hal_wfe();
+  if (hal_load32(&shared.start_failed)) return 1;
   /* From the start: the jobs' verify preload completes here too. The window
    * is set later by job 0; sleep before it counts for nothing. */
   uint64_t idle = 0;
@@ -431,10 +434,10 @@ static int completion_main(unsigned k) {
       continue;
     }
     /* Every job reports once it has drained its queue. */
-    if (hal_load32(&reported) >= njobs()) break;
-    const uint64_t ws = window_start; /* job 0 stores the end first */
+    if (hal_load32(&shared.reported) >= njobs()) break;
+    const uint64_t ws = shared.window_start; /* job 0 stores the end first */
     if (ws)
-      idle += app_wfe_in_window(ws, window_end);
+      idle += app_wfe_in_window(ws, shared.window_end);
     else
       hal_wfe();
   }
@@ -446,20 +449,20 @@ static int fio_main(void) {
   if (!app_single_instance("fio")) return 1;
   struct fio_job job;
   if (hal_app_rank() == 0) {
-    hal_store32(&setup_state, setup_drives() == 0 ? 1 : 2);
+    hal_store32(&shared.setup_state, setup_drives() == 0 ? 1 : 2);
     hal_sev();
   }
   uint32_t st;
-  while ((st = hal_load32(&setup_state)) == 0) hal_wfe();
+  while ((st = hal_load32(&shared.setup_state)) == 0) hal_wfe();
   if (st == 2) return 1;
   if (hal_app_rank() >= njobs()) return completion_main(hal_app_rank() - njobs());
   const bool poll = hal_param("io_poll") != 0;
   const int rc = job_init(&job) == 0 && (irq_cores() || nvme_queue_start(job.ctrl, job.rank / drives()) == 0) ? 0 : 1;
-  if (rc) hal_fetch_add32(&start_failed, 1);
-  hal_fetch_add32(&started, 1);
+  if (rc) hal_fetch_add32(&shared.start_failed, 1);
+  hal_fetch_add32(&shared.started, 1);
   hal_sev();
-  while (hal_load32(&started) < hal_app_cores()) hal_wfe();
-  if (hal_load32(&start_failed)) return 1;
+  while (hal_load32(&shared.started) < hal_app_cores()) hal_wfe();
+  if (hal_load32(&shared.start_failed)) return 1;
   if (job.verify && !preload(&job, poll)) {
     hal_log(HAL_LOG_ERROR, "fio: job %u: writing the verify pattern failed", job.rank);
     return 1;
@@ -467,13 +470,13 @@ static int fio_main(void) {
   if (job.rank == 0) {
     uint64_t start, end;
     app_window_open("fio", hal_param("warmup_us") * 1000, hal_param("runtime_us") * 1000, &start, &end);
-    hal_store64(&window_end, end);
-    hal_store64(&window_start, start);
+    hal_store64(&shared.window_end, end);
+    hal_store64(&shared.window_start, start);
     hal_sev();
   }
-  while (!hal_load64(&window_start)) hal_wfe();
-  job.window_start_ns = window_start;
-  job.window_end_ns = window_end;
+  while (!hal_load64(&shared.window_start)) hal_wfe();
+  job.window_start_ns = shared.window_start;
+  job.window_end_ns = shared.window_end;
   const unsigned rw = (unsigned)hal_param("rw");
   while (hal_now_ns() < job.window_end_ns) {
     if (!top_up(&job, rw, false)) {

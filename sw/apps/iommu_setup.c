@@ -1,6 +1,7 @@
 #include "apps/iommu_setup.h"
 
 #include "hal/hal.h"
+#include "lib/compiler.h"
 #include "lib/string.h"
 
 /* Every SMMU instance of the platform (platform.smmu, then platform.smmus),
@@ -10,7 +11,7 @@
 #define IOMMU_SETUP_MAX_SMMUS IOMMU_DOMAIN_MAX_SMMUS
 static struct smmu_device smmus[IOMMU_SETUP_MAX_SMMUS];
 enum { SMMU_DOWN = 0, SMMU_COMING_UP = 1, SMMU_UP = 2, SMMU_FAILED = 3 };
-static volatile uint32_t smmu_state[IOMMU_SETUP_MAX_SMMUS];
+static SW_CACHELINE_ALIGNED volatile uint32_t smmu_state[IOMMU_SETUP_MAX_SMMUS];
 
 struct smmu_device *iommu_setup_smmu(const char *app, bool *failed) { return iommu_setup_smmu_at(app, 0, failed); }
 

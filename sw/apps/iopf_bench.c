@@ -25,14 +25,15 @@
 #include "dma/dma_registers.h"
 #include "drivers/dma/dma_engine.h"
 #include "hal/hal.h"
+#include "lib/compiler.h"
 #include "lib/string.h"
 
 #define IOPF_IOVA_BASE 0x100000000ull /* above the DMA layer's allocator's first choices: no overlap */
 #define IOPF_PAGE 4096u
 
-static struct app_dma dma;
+static SW_CACHELINE_ALIGNED struct app_dma dma;
 static struct dma_engine engine;
-static volatile uint32_t done;
+static SW_CACHELINE_ALIGNED volatile uint32_t done;
 
 struct iopf_ctx {
   struct iommu_domain *domain;

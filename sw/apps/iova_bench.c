@@ -31,6 +31,7 @@
 #include "apps/app_instance.h"
 #include "hal/hal.h"
 #include "iommu/iova.h"
+#include "lib/compiler.h"
 #include "lib/string.h"
 
 #define GRANULE 4096u
@@ -51,8 +52,8 @@ struct policy_result {
 };
 
 /* The tree links to the domain's anchor, so the domain must not move. */
-static struct iova_domain domain;
-static volatile uint32_t started;
+static SW_CACHELINE_ALIGNED struct iova_domain domain;
+static SW_CACHELINE_ALIGNED volatile uint32_t started;
 
 static const char *policy_name(unsigned policy) {
   return policy == IOVA_CACHED32_ONLY ? "cached32_only" : "cached32_and_64";

@@ -15,6 +15,7 @@
 #include "drivers/smmu/arm_smmu.h"
 #include "hal/hal.h"
 #include "iommu/iommu.h"
+#include "lib/compiler.h"
 
 #define BENCH_SIZES 8u
 #define MAX_PAGES (32u << 8) /* 32 MiB of 4 KiB pages */
@@ -37,8 +38,8 @@ static const double seed002_map[2][BENCH_SIZES] = {
 
 static struct iommu_sg sg[MAX_PAGES];
 static struct smmu_device smmu;
-static struct iommu_domain domain;
-static volatile uint32_t started;
+static SW_CACHELINE_ALIGNED struct iommu_domain domain;
+static SW_CACHELINE_ALIGNED volatile uint32_t started;
 
 struct result {
   double map_us[BENCH_SIZES], unmap_us[BENCH_SIZES];

@@ -4,6 +4,7 @@
 
 #include "apps/app_window.h"
 #include "apps/iommu_setup.h"
+#include "lib/compiler.h"
 #include "lib/string.h"
 
 /* One set of state per instance of the app (hal_app_instance): two net_rx
@@ -25,7 +26,7 @@ struct net_instance {
   struct nic_dev nic;
   struct app_dma nic_dma;
 };
-static _Alignas(64) struct net_instance instances[NET_MAX_INSTANCES];
+static SW_CACHELINE_ALIGNED struct net_instance instances[NET_MAX_INSTANCES];
 
 /* The running core's instance; net_bring_up refuses one past the last. */
 static struct net_instance *inst(void) { return &instances[hal_app_instance() % NET_MAX_INSTANCES]; }

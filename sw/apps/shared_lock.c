@@ -1,8 +1,9 @@
 #include "apps/shared_lock.h"
 
 #include "hal/hal.h"
+#include "lib/compiler.h"
 
-struct sw_spinlock app_shared_lock = SW_SPINLOCK_INIT;
+SW_CACHELINE_ALIGNED struct sw_spinlock app_shared_lock = SW_SPINLOCK_INIT;
 
 uint64_t shared_lock_acquire(void) {
   const uint64_t t0 = hal_now_ns();

@@ -10,10 +10,14 @@
 #include "apps/smmu_policy_params.h"
 #include "drivers/smmu/arm_smmu.h"
 #include "hal/hal.h"
+#include "lib/compiler.h"
 
 static struct smmu_device smmu;
-static volatile uint32_t smmu_ready;
-static volatile uint32_t cores_done;
+/* The cores' rendezvous, on one cache line of its own. */
+static SW_CACHELINE_ALIGNED struct {
+  volatile uint32_t smmu_ready;
+  volatile uint32_t cores_done;
+} shared;
 
 /* "invalidations_per_s_cpu<N>" */
 static const char *per_cpu_name(unsigned cpu) {
@@ -49,12 +53,12 @@ static int stress_main(void) {
     hal_stat_set("policy_sync", got.sync);
     hal_stat_set("policy_tlbi", got.tlbi);
     hal_stat_set("policy_elide", got.elide_back_to_back_sync);
-    hal_store32(&smmu_ready, 1);
+    hal_store32(&shared.smmu_ready, 1);
   }
   /* The leader must be one of this app's cores: give up rather than spin
    * to the time limit when it is not. */
   const uint64_t give_up = hal_now_ns() + 10000000ull;
-  while (!hal_load32(&smmu_ready)) {
+  while (!hal_load32(&shared.smmu_ready)) {
     if (hal_now_ns() > give_up) {
       hal_log(HAL_LOG_ERROR, "smmu_stress: leader_cpu %u never brought the SMMU up: is it one of this app's cores?",
               leader);
@@ -77,7 +81,7 @@ static int stress_main(void) {
   if (elapsed) hal_stat_set(per_cpu_name(cpu), (double)iterations * 1e9 / (double)elapsed);
   /* The last core to finish reports the totals: every core's invalidations
    * over the time this slowest core took. */
-  const uint32_t done = hal_fetch_add32(&cores_done, 1) + 1;
+  const uint32_t done = hal_fetch_add32(&shared.cores_done, 1) + 1;
   hal_stat_set("commands", (double)smmu.stats.commands);
   hal_stat_set("syncs", (double)smmu.stats.syncs);
   hal_stat_set("syncs_elided", (double)smmu.stats.syncs_elided);

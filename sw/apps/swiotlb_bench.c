@@ -36,6 +36,7 @@
 #include "apps/app_instance.h"
 #include "hal/hal.h"
 #include "iommu/swiotlb.h"
+#include "lib/compiler.h"
 #include "lib/string.h"
 
 #define SEARCH_BOTH 2u
@@ -71,9 +72,12 @@ struct search_result {
 };
 
 /* Lives in a static: its locks are HAL atomics shared by the cores. */
-static struct swiotlb_mem mem;
-static volatile uint32_t barrier_count, barrier_gen;
-static volatile uint32_t setup_failed;
+static SW_CACHELINE_ALIGNED struct swiotlb_mem mem;
+/* The cores' barrier and setup flag, on one cache line of their own. */
+static SW_CACHELINE_ALIGNED struct {
+  volatile uint32_t barrier_count, barrier_gen;
+  volatile uint32_t setup_failed;
+} shared;
 static uint64_t elapsed_ns[MAX_CORES];
 /* Each mapping core's stream (on its stack), for collect() and the irq core. */
 static struct stream *streams[MAX_CORES];
@@ -102,16 +106,16 @@ static const char *stat_name(unsigned search, const char *name) {
  * `last` before anyone leaves, so snapshots taken there see no core's work
  * of the next step. */
 static void barrier(unsigned n, void (*last)(void)) {
-  const uint32_t gen = hal_load32(&barrier_gen);
-  if (hal_fetch_add32(&barrier_count, 1) + 1 == n) {
+  const uint32_t gen = hal_load32(&shared.barrier_gen);
+  if (hal_fetch_add32(&shared.barrier_count, 1) + 1 == n) {
     if (last != NULL)
       last();
-    hal_store32(&barrier_count, 0);
-    hal_fetch_add32(&barrier_gen, 1);
+    hal_store32(&shared.barrier_count, 0);
+    hal_fetch_add32(&shared.barrier_gen, 1);
     hal_sev();
     return;
   }
-  while (hal_load32(&barrier_gen) == gen) hal_wfe();
+  while (hal_load32(&shared.barrier_gen) == gen) hal_wfe();
 }
 
 static void snapshot_start(void) {
@@ -314,10 +318,10 @@ static int run_search(unsigned rank, const struct bench_config *c, unsigned sear
   if (rank == 0) {
     struct swiotlb_config cfg = c->swiotlb;
     cfg.search = (enum swiotlb_search)search;
-    hal_store32(&setup_failed, swiotlb_init(&mem, &cfg) != 0);
+    hal_store32(&shared.setup_failed, swiotlb_init(&mem, &cfg) != 0);
   }
   barrier(n, NULL);
-  if (hal_load32(&setup_failed))
+  if (hal_load32(&shared.setup_failed))
     return 1;
   if (s == NULL) {
     /* The irq core: nothing to map; it unmaps from the start of the timed
@@ -408,7 +412,7 @@ static void report(const struct bench_config *c) {
 static int swiotlb_bench_main(void) {
   if (!app_single_instance("swiotlb_bench")) return 1;
   struct bench_config c;
-  struct stream s;
+  SW_CACHELINE_ALIGNED struct stream s; /* shared with the irq core */
   const unsigned rank = hal_cpu_id();
   const uint64_t which = hal_param("search");
   int rc = 0;

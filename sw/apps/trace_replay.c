@@ -27,6 +27,7 @@
 #include "apps/iommu_setup.h"
 #include "hal/hal.h"
 #include "iommu/dma_iommu.h"
+#include "lib/compiler.h"
 #include "lib/string.h"
 #include "trace_player/trace_player_regs.h"
 
@@ -44,7 +45,7 @@ struct stream {
 };
 
 /* Set up once by the first core (state below), read by all. */
-static struct {
+static SW_CACHELINE_ALIGNED struct {
   phys_addr_t regs;
   const struct tp_image_header *hdr;
   const struct tp_record *recs;
@@ -60,9 +61,12 @@ static struct {
   struct stream streams[MAX_STREAMS];
 } rp;
 
-static volatile uint32_t setup_state; /* 0 not begun, 1 in progress, 2 ready, 3 failed */
-static volatile uint32_t phase_begun;  /* the latest phase some core has begun */
-static volatile uint32_t cores_done;
+/* The cores' rendezvous, on one cache line of its own. */
+static SW_CACHELINE_ALIGNED struct {
+  volatile uint32_t setup_state; /* 0 not begun, 1 in progress, 2 ready, 3 failed */
+  volatile uint32_t phase_begun; /* the latest phase some core has begun */
+  volatile uint32_t cores_done;
+} shared;
 
 /* Per core: scatter lists and the addresses map_sg returns. */
 static struct iommu_sg sg_buf[MAX_CORES][MAX_SEGS];
@@ -268,7 +272,7 @@ static void timed(const char *stat, uint64_t t0) {
 /* Where each core is (phases traces only): the phase it has begun, so every
  * phase before it is done on that core; NO_PHASE_LEFT once it is through. */
 #define NO_PHASE_LEFT 0xffffffffu
-static volatile uint32_t core_at[MAX_CORES];
+static SW_CACHELINE_ALIGNED volatile uint32_t core_at[MAX_CORES];
 
 /* The call `r` begins: in asap mode a core begins a phase only once every
  * core is through the phases before it (the trace's phases came one after
@@ -282,9 +286,9 @@ static void begin_phase(const struct tp_record *r, unsigned rank, unsigned cores
     for (unsigned c = 0; c < cores; c++)
       while (hal_load32(&core_at[c]) < r->phase) hal_delay_ns(POLL_NS);
   }
-  uint32_t was = hal_load32(&phase_begun);
+  uint32_t was = hal_load32(&shared.phase_begun);
   while (was < r->phase) {
-    const uint32_t seen = hal_cmpxchg32(&phase_begun, was, r->phase);
+    const uint32_t seen = hal_cmpxchg32(&shared.phase_begun, was, r->phase);
     if (seen == was) {
       hal_write32(rp.regs + TP_REG_PHASE, r->phase);
       return;
@@ -545,13 +549,13 @@ static int trace_replay_main(void) {
     if (rank == 0) hal_log(HAL_LOG_ERROR, "trace_replay: at most %u cores", MAX_CORES);
     return 1;
   }
-  if (hal_cmpxchg32(&setup_state, 0, 1) == 0) {
+  if (hal_cmpxchg32(&shared.setup_state, 0, 1) == 0) {
     const int err = set_up();
-    hal_store32(&setup_state, err ? 3 : 2);
+    hal_store32(&shared.setup_state, err ? 3 : 2);
     hal_sev();
   }
   uint32_t st;
-  while ((st = hal_load32(&setup_state)) == 1) hal_wfe();
+  while ((st = hal_load32(&shared.setup_state)) == 1) hal_wfe();
   if (st != 2) return 1;
 
   for (uint32_t i = 0; i < rp.hdr->records; i++) {
@@ -564,7 +568,7 @@ static int trace_replay_main(void) {
   if (has_phases()) hal_store32(&core_at[rank], NO_PHASE_LEFT);
 
   /* The last core to finish waits for the device and reports. */
-  if (hal_fetch_add32(&cores_done, 1) + 1 != cores) return 0;
+  if (hal_fetch_add32(&shared.cores_done, 1) + 1 != cores) return 0;
   while (!(hal_read32(rp.regs + TP_REG_STATUS) & TP_STATUS_DONE)) hal_delay_ns(1000);
   report();
   return 0;

@@ -38,6 +38,23 @@ extern "C" {
  * modelled work. */
 #define SW_STAT_ADD(counter, n) ((void)__atomic_fetch_add(&(counter), (n), __ATOMIC_RELAXED))
 
+/* Data that cores share through the HAL (locks, queue indices, a benchmark's
+ * counters and flags) starts a cache line of its own, as Linux's
+ * ____cacheline_aligned_in_smp puts its hot shared data. The platform keeps
+ * coherence per 64-byte line of the host address: a shared static or local
+ * that did not start a line would share one with whatever the compiler placed
+ * beside it, so a run's per-core schedule would depend on the build (a
+ * sanitizer build pads globals apart; tests/golden_points.json keeps a
+ * contended point that CI compares under both). Two objects that each start
+ * a line never share one. Objects in DMA memory (hal_dma_alloc) sit at fixed
+ * offsets of a page-aligned mapping already. */
+#define SW_CACHELINE_BYTES 64
+#ifdef __cplusplus
+#define SW_CACHELINE_ALIGNED alignas(SW_CACHELINE_BYTES)
+#else
+#define SW_CACHELINE_ALIGNED _Alignas(SW_CACHELINE_BYTES)
+#endif
+
 #define SW_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define SW_MAX(a, b) ((a) > (b) ? (a) : (b))
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "hal/hal.h"
+#include "lib/compiler.h"
 #include "lib/spinlock.h"
 
 #ifdef __cplusplus
@@ -28,12 +29,6 @@ extern "C" {
 #define SMMU_MAX_ECMDQS 64
 /* Commands gathered before one CMD_SYNC (Linux's CMDQ_BATCH_ENTRIES). */
 #define SMMU_CMD_BATCH 64
-
-#ifdef __cplusplus
-#define SMMU_CACHELINE_ALIGNED alignas(64)
-#else
-#define SMMU_CACHELINE_ALIGNED _Alignas(64)
-#endif
 
 struct smmu_queue {
   uint64_t *slots;     /* ring in DMA memory */
@@ -125,12 +120,12 @@ struct smmu_cmdq_lockfree {
   /* SMMU_CMDQ_LOCKFREE: software {prod, cons}, bit 31 of prod the OWNED
    * flag. SMMU_CMDQ_LOCKFREE_ADD: {SYNCs gathered (16 bits), CPUs gathered
    * (16), prod (32)}, and cons in a word of its own. */
-  SMMU_CACHELINE_ALIGNED volatile uint64_t llq;
+  SW_CACHELINE_ALIGNED volatile uint64_t llq;
   volatile uint32_t cons;
   uint32_t max_per_issue; /* SMMU_CMDQ_LOCKFREE_ADD: commands one CPU claims at once */
-  SMMU_CACHELINE_ALIGNED volatile uint32_t owner_prod;
+  SW_CACHELINE_ALIGNED volatile uint32_t owner_prod;
   /* >= 0: number of SYNC waiters (shared); INT32_MIN: refreshing cons. */
-  SMMU_CACHELINE_ALIGNED volatile uint32_t lock;
+  SW_CACHELINE_ALIGNED volatile uint32_t lock;
   volatile uint64_t *valid_map; /* one bit per slot, valid = !wrap */
 };
 
