@@ -110,12 +110,11 @@ struct smmu_stats {
 };
 
 /* The lock-free queue's shared state (Linux v5.4 arm-smmu-v3.c struct
- * arm_smmu_cmdq, commit 587e6c10a7ce). llq has a cache line of its own as
- * in Linux (____cacheline_aligned_in_smp); owner_prod and lock each have
- * one here, where Linux keeps them side by side on one line (with the
- * valid_map pointer). Putting them together moves 22 shipped scenarios'
- * results slightly and no seed figure across its band (measured
- * 2026-11-29); it is not done yet. */
+ * arm_smmu_cmdq, commit 587e6c10a7ce), laid out as Linux lays it: llq has a
+ * cache line of its own (____cacheline_aligned_in_smp), and owner_prod and
+ * lock sit side by side on one line after the queue, with the valid_map
+ * pointer: cores taking the shared lock and the owner handing prod on
+ * contend for that one line. */
 struct smmu_cmdq_lockfree {
   /* SMMU_CMDQ_LOCKFREE: software {prod, cons}, bit 31 of prod the OWNED
    * flag. SMMU_CMDQ_LOCKFREE_ADD: {SYNCs gathered (16 bits), CPUs gathered
@@ -123,10 +122,10 @@ struct smmu_cmdq_lockfree {
   SW_CACHELINE_ALIGNED volatile uint64_t llq;
   volatile uint32_t cons;
   uint32_t max_per_issue; /* SMMU_CMDQ_LOCKFREE_ADD: commands one CPU claims at once */
-  SW_CACHELINE_ALIGNED volatile uint32_t owner_prod;
+  SW_CACHELINE_ALIGNED volatile uint64_t *valid_map; /* one bit per slot, valid = !wrap */
+  volatile uint32_t owner_prod;
   /* >= 0: number of SYNC waiters (shared); INT32_MIN: refreshing cons. */
-  SW_CACHELINE_ALIGNED volatile uint32_t lock;
-  volatile uint64_t *valid_map; /* one bit per slot, valid = !wrap */
+  volatile uint32_t lock;
 };
 
 struct smmu_ecmdq {
