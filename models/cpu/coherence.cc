@@ -56,26 +56,30 @@ CoreSet CoherenceTracker::others_of(const CoreSet& sharers, unsigned cpu, bool w
   return sharers.intersects(me) ? CoreSet{} : sharers;
 }
 
-CoreSet CoherenceTracker::holders(uintptr_t addr, unsigned cpu, bool write) {
-  Slot& line = find(addr >> kLineShift);
-  const CoreSet others = others_of(line.sharers, cpu, write);
-  line.sharers = write ? CoreSet::of(cpu) : line.sharers | CoreSet::of(cpu);
-  if (!others.empty()) {
+// An access that involved `others`: a transfer of the line, or a local one.
+const CoreSet& CoherenceTracker::counted(Slot& line, const CoreSet& others) {
+  if (others.empty()) {
+    ++local_;
+  } else {
     ++transfers_;
     ++line.transfers;
-  } else {
-    ++local_;
   }
   return others;
 }
 
+CoreSet CoherenceTracker::holders(uintptr_t addr, unsigned cpu, bool write) {
+  Slot& line = find(addr >> kLineShift);
+  const CoreSet others = others_of(line.sharers, cpu, write);
+  line.sharers = write ? CoreSet::of(cpu) : line.sharers | CoreSet::of(cpu);
+  return counted(line, others);
+}
+
 CoreSet CoherenceTracker::to_home(uintptr_t addr, unsigned cpu, unsigned home) {
   Slot& line = find(addr >> kLineShift);
+  // Never empty: the home takes part in every far atomic.
   const CoreSet others = line.sharers.without(CoreSet::of(cpu)) | CoreSet::of(home);
   line.sharers = CoreSet::of(home);
-  ++transfers_;
-  ++line.transfers;
-  return others;
+  return counted(line, others);
 }
 
 bool CoherenceTracker::others_hold(uintptr_t addr, unsigned cpu, bool write) const {

@@ -390,6 +390,16 @@ void CpuCore::catch_up() {
   clock_.set_ahead(t - unwaited_);
 }
 
+// Between a core and the home node of the first die, where a device's line
+// (CpuCluster::device_write_ns) and a far atomic's line sit: as between the
+// core and a core of the first die in no core's cluster.
+namespace {
+double home_transfer_ns(const CpuConfig& cfg, unsigned core) {
+  if (cfg.cluster_cores >= cfg.count) return cfg.cacheline_transfer_ns;
+  return core / cfg.die_cores == 0 ? cfg.cacheline_transfer_die_ns : cfg.cacheline_transfer_remote_ns;
+}
+}  // namespace
+
 // What moving a line to `cpu` costs when `others` hold it: a write waits
 // for the farthest copy to be given up, a load takes the line from the
 // nearest core that has it.
@@ -397,8 +407,7 @@ double line_transfer_ns(const CpuConfig& cfg, unsigned cpu, const CoreSet& other
   // One cluster holds every core (the default): no holder to look at.
   if (cfg.cluster_cores >= cfg.count) return cfg.cacheline_transfer_ns;
   auto cost_from = [&](unsigned other) {
-    // A device's line (CpuCluster::device_write_ns): it sits with the first die.
-    if (other >= cfg.count) return cpu / cfg.die_cores == 0 ? cfg.cacheline_transfer_die_ns : cfg.cacheline_transfer_remote_ns;
+    if (other >= cfg.count) return home_transfer_ns(cfg, cpu);
     if (other / cfg.cluster_cores == cpu / cfg.cluster_cores) return cfg.cacheline_transfer_ns;
     if (other / cfg.die_cores == cpu / cfg.die_cores) return cfg.cacheline_transfer_die_ns;
     return cfg.cacheline_transfer_remote_ns;
@@ -439,9 +448,8 @@ void CpuCore::before_shared_access(const volatile void* addr, SharedAccess kind)
     retry_for_line(addr, is_write, at_home);
     return;
   }
-  const CoreSet others = take_line(reinterpret_cast<uintptr_t>(addr), is_write, at_home);
-  if (is_write) cluster_.core_wrote(addr);
-  Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
+  Ps cost = 0;
+  const CoreSet others = take_line(addr, is_write, at_home, cost);
   if (!others.empty()) {
     line_transfers_.add();
     const Ps transfer = ns_to_ps(line_transfer_ns(cfg, id_, others, is_write));
@@ -468,12 +476,19 @@ void CpuCore::before_shared_access(const volatile void* addr, SharedAccess kind)
   clock_.advance(cost);
 }
 
-// The holders an access involves, the line's copies updated: a far atomic
-// (at_home) sends every copy back to the home node, an id no core has (the
-// id a device's line also takes: both sit with the first die).
-CoreSet CpuCore::take_line(uintptr_t addr, bool is_write, bool at_home) {
+// The access made: the line's copies updated (a far atomic, at_home, sends
+// every copy back to the home node, an id no core has: the id a device's line
+// also takes, both sitting with the first die) and a write shown to the
+// cores polling the line. Returns the holders it involved and sets `cost` to
+// the access's own time.
+CoreSet CpuCore::take_line(const volatile void* addr, bool is_write, bool at_home, Ps& cost) {
   CoherenceTracker& coherence = cluster_.coherence();
-  return at_home ? coherence.to_home(addr, id_, cluster_.config().count) : coherence.holders(addr, id_, is_write);
+  const CpuConfig& cfg = cluster_.config();
+  const auto a = reinterpret_cast<uintptr_t>(addr);
+  const CoreSet others = at_home ? coherence.to_home(a, id_, cfg.count) : coherence.holders(a, id_, is_write);
+  if (is_write) cluster_.core_wrote(addr);
+  cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
+  return others;
 }
 
 // A busy line granted in no fixed order (cpu.line_retry_ns), as by a home
@@ -528,9 +543,8 @@ void CpuCore::retry_for_line(const volatile void* addr, bool is_write, bool at_h
     sync_memory(is_write ? addr : nullptr);
   }
   const bool retried = w.retried;
-  const CoreSet others = take_line(a, is_write, at_home);
-  if (is_write) cluster_.core_wrote(addr);
-  Ps cost = (is_write ? cfg.atomic_cycles : cfg.shared_load_cycles) * cycle_ps_;
+  Ps cost = 0;
+  const CoreSet others = take_line(addr, is_write, at_home, cost);
   if (!others.empty()) {
     line_transfers_.add();
     if (retried) line_retried_grants_->add();
@@ -700,11 +714,7 @@ double CpuCluster::device_write_ns(const void* p, uint64_t len) {
   for (uintptr_t line = first; line <= last; ++line) {
     const CoreSet others = coherence_.holders(line << CoherenceTracker::kLineShift, device, true);
     others.for_each([&](unsigned c) {
-      if (c == device) return;
-      // As a core of the first die that is in no core's cluster.
-      ns = std::max(ns, cfg_.cluster_cores >= cfg_.count ? cfg_.cacheline_transfer_ns
-                        : c / cfg_.die_cores == 0        ? cfg_.cacheline_transfer_die_ns
-                                                          : cfg_.cacheline_transfer_remote_ns);
+      if (c != device) ns = std::max(ns, home_transfer_ns(cfg_, c));
     });
   }
   return ns;

@@ -354,7 +354,7 @@ class CpuCore : public sc_core::sc_module {
   Counter* line_retried_grants_;  // likewise: grants to retried requests
   uint64_t line_rng_;      // the retry delays' xorshift state, per core
   void retry_for_line(const volatile void* addr, bool is_write, bool at_home);
-  CoreSet take_line(uintptr_t addr, bool is_write, bool at_home);
+  CoreSet take_line(const volatile void* addr, bool is_write, bool at_home, Ps& cost);
   Ps random_below(Ps bound);
 };
 
