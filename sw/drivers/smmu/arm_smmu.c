@@ -6,8 +6,25 @@
  * arm_smmu_ecmdq.c, tables in arm_smmu_strtab.c, invalidation in
  * arm_smmu_tlbi.c.
  */
+#include <stddef.h>
+
 #include "lib/string.h"
 #include "drivers/smmu/arm_smmu_internal.h"
+
+/* The layout arm_smmu.h promises, which the cores' cache-line model turns
+ * into timing: a device (a static of the apps) starts a line, llq has one
+ * of its own, the fetch-add queue's cons the next, and owner_prod and lock
+ * share one as in Linux. */
+_Static_assert(_Alignof(struct smmu_device) >= SW_CACHELINE_BYTES, "a device starts a cache line");
+_Static_assert(offsetof(struct smmu_cmdq_lockfree, cons) / SW_CACHELINE_BYTES !=
+                   offsetof(struct smmu_cmdq_lockfree, llq) / SW_CACHELINE_BYTES,
+               "the fetch-add queue's cons is off llq's line");
+_Static_assert(offsetof(struct smmu_cmdq_lockfree, owner_prod) / SW_CACHELINE_BYTES ==
+                   offsetof(struct smmu_cmdq_lockfree, lock) / SW_CACHELINE_BYTES,
+               "owner_prod and lock share a line");
+_Static_assert(offsetof(struct smmu_cmdq_lockfree, owner_prod) / SW_CACHELINE_BYTES !=
+                   offsetof(struct smmu_cmdq_lockfree, cons) / SW_CACHELINE_BYTES,
+               "owner_prod is off cons's line");
 
 static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
 

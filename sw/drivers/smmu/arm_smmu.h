@@ -114,13 +114,15 @@ struct smmu_stats {
  * cache line of its own (____cacheline_aligned_in_smp), and owner_prod and
  * lock sit side by side on one line after the queue, with the valid_map
  * pointer: cores taking the shared lock and the owner handing prod on
- * contend for that one line. */
+ * contend for that one line. The fetch-add queue's cons has the line after
+ * llq's, where John Garry's v2 put it (LKML, 22 Jun 2020: a cons updated on
+ * the same line as the fetch-add would make it fail more often). */
 struct smmu_cmdq_lockfree {
   /* SMMU_CMDQ_LOCKFREE: software {prod, cons}, bit 31 of prod the OWNED
    * flag. SMMU_CMDQ_LOCKFREE_ADD: {SYNCs gathered (16 bits), CPUs gathered
    * (16), prod (32)}, and cons in a word of its own. */
   SW_CACHELINE_ALIGNED volatile uint64_t llq;
-  volatile uint32_t cons;
+  SW_CACHELINE_ALIGNED volatile uint32_t cons;
   uint32_t max_per_issue; /* SMMU_CMDQ_LOCKFREE_ADD: commands one CPU claims at once */
   SW_CACHELINE_ALIGNED volatile uint64_t *valid_map; /* one bit per slot, valid = !wrap */
   volatile uint32_t owner_prod;
