@@ -11,8 +11,11 @@
 
 #include "dma/dma_registers.h"
 #include "hal/hal.h"
+#include "lib/compiler.h"
 
-static volatile uint32_t arrived;
+/* Shared by every core through HAL atomics: on a cache line of its own, so
+ * that no other data the compiler places beside it shares the line. */
+static SW_CACHELINE_ALIGNED volatile uint32_t arrived;
 
 static int copy_with_dma(uint32_t bytes) {
   struct hal_device_info dma;
