@@ -57,21 +57,21 @@ CoreSet CoherenceTracker::others_of(const CoreSet& sharers, unsigned cpu, bool w
 }
 
 // An access that involved `others`: a transfer of the line, or a local one.
-const CoreSet& CoherenceTracker::counted(Slot& line, const CoreSet& others) {
+void CoherenceTracker::count(Slot& line, const CoreSet& others) {
   if (others.empty()) {
     ++local_;
   } else {
     ++transfers_;
     ++line.transfers;
   }
-  return others;
 }
 
 CoreSet CoherenceTracker::holders(uintptr_t addr, unsigned cpu, bool write) {
   Slot& line = find(addr >> kLineShift);
   const CoreSet others = others_of(line.sharers, cpu, write);
   line.sharers = write ? CoreSet::of(cpu) : line.sharers | CoreSet::of(cpu);
-  return counted(line, others);
+  count(line, others);
+  return others;
 }
 
 CoreSet CoherenceTracker::to_home(uintptr_t addr, unsigned cpu, unsigned home) {
@@ -79,7 +79,8 @@ CoreSet CoherenceTracker::to_home(uintptr_t addr, unsigned cpu, unsigned home) {
   // Never empty: the home takes part in every far atomic.
   const CoreSet others = line.sharers.without(CoreSet::of(cpu)) | CoreSet::of(home);
   line.sharers = CoreSet::of(home);
-  return counted(line, others);
+  count(line, others);
+  return others;
 }
 
 bool CoherenceTracker::others_hold(uintptr_t addr, unsigned cpu, bool write) const {

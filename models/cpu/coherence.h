@@ -131,7 +131,7 @@ class CoherenceTracker {
   Slot& find(uintptr_t line);
   const Slot* lookup(uintptr_t line) const;  // null when no core touched it
   static CoreSet others_of(const CoreSet& sharers, unsigned cpu, bool write);
-  const CoreSet& counted(Slot& line, const CoreSet& others);
+  void count(Slot& line, const CoreSet& others);
   bool busier(const Occupancy& o, const NamedUse& than) const;
   void grow();
 
