@@ -115,8 +115,9 @@ struct smmu_stats {
  * lock sit side by side on one line after the queue, with the valid_map
  * pointer: cores taking the shared lock and the owner handing prod on
  * contend for that one line. The fetch-add queue's cons has the line after
- * llq's, where John Garry's v2 put it (LKML, 22 Jun 2020: a cons updated on
- * the same line as the fetch-add would make it fail more often). */
+ * llq's, where John Garry's v2 put it ("[PATCH v2] iommu/arm-smmu-v3:
+ * Improve cmdq lock efficiency", LKML, 21 Aug 2020), so that updating cons
+ * does not take the line the claims use. */
 struct smmu_cmdq_lockfree {
   /* SMMU_CMDQ_LOCKFREE: software {prod, cons}, bit 31 of prod the OWNED
    * flag. SMMU_CMDQ_LOCKFREE_ADD: {SYNCs gathered (16 bits), CPUs gathered
