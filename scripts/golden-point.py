@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs one golden run: a shipped scenario's base run (NAME), or one point of
 its sweep (NAME = SCENARIO@LABEL, listed in tests/golden_points.json: per
-sweep axis, the value of the point, whose settings are passed as --set).
+sweep axis, the value of the point, whose settings are passed as --set, and
+optionally "set": more config values, passed as --set after them).
 
   scripts/golden-point.py CLI NAME OUT_DIR
 
@@ -31,6 +32,12 @@ def run_args(name):
             sys.exit(f"golden-point: {name}: the sweep of {entry['scenario']} has no {axis} = {label}")
         for path, value in axes[axis][label].items():
             sets += ["--set", f"{path}={json.dumps(value)}"]
+    # Settings no sweep axis reaches (an option's non-default rule), after the point's.
+    extra = entry.get("set", {})
+    if not isinstance(extra, dict):
+        sys.exit(f"golden-point: {name}: \"set\" must map config paths to values")
+    for path, value in extra.items():
+        sets += ["--set", f"{path}={json.dumps(value)}"]
     return scenario, sets
 
 
