@@ -301,9 +301,10 @@ void read_cpu(const json& cpu, RunConfig& rc) {
   if (rc.cpu.die_cores % rc.cpu.cluster_cores != 0)
     throw ConfigError("/platform/cpu/die_cores", "must be a multiple of cluster_cores (" +
                                                      std::to_string(rc.cpu.cluster_cores) + ")");
-  // The home node takes a core id of its own (CoherenceTracker::kMaxCores).
-  if (rc.cpu.far_atomics && rc.cpu.count >= 256)
-    throw ConfigError("/platform/cpu/far_atomics", "needs platform.cpu.count below 256 (it is " +
+  // The home node takes a core id of its own.
+  if (rc.cpu.far_atomics && rc.cpu.count >= CoherenceTracker::kMaxCores)
+    throw ConfigError("/platform/cpu/far_atomics", "needs platform.cpu.count below " +
+                                                       std::to_string(CoherenceTracker::kMaxCores) + " (it is " +
                                                        std::to_string(rc.cpu.count) + ")");
   // User entries extend the default cost table rather than replace it.
   const json defaults = default_costs();

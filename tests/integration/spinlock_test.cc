@@ -133,7 +133,7 @@ TEST(LineQueueing, WithoutItTransfersOfOneLineOverlap) {
 // increments still take the line one core at a time, and the core that has
 // it queues for its next increment behind the cores already waiting (their
 // requests are at the home node first), so most increments pay a transfer
-// (about 310 of 400 here).
+// (315 of 400 here, the test's "transfers" property).
 TEST(LineRetry, AtomicsOfOneLineStillSerialise) {
   g_hammered = 0;
   nlohmann::json s = scenario({{{"app", "hammer"}, {"cores", {0, 1, 2, 3}}}});
