@@ -258,6 +258,14 @@ class Spec:
         if not isinstance(params, dict) or not params:
             raise InputError(f"{path}: parameters: expected an object of \"platform.path\": {{\"min\", \"max\"}}")
         self.params = [Parameter(p, b, self.profile, f"{path}: parameters.{p}") for p, b in params.items()]
+        # Each parameter's name in the log: the shortest tail of its path that
+        # no other parameter shares (costs.x and cost_spread.x both end in x).
+        for p in self.params:
+            parts = p.path.split(".")
+            k = 1
+            while sum(q.path.split(".")[-k:] == parts[-k:] for q in self.params) > 1:
+                k += 1
+            p.label = ".".join(parts[-k:])
         fit = spec.get("fit", {})
         check_keys(fit, tuple(FIT_DEFAULTS), f"{path}: fit")
         self.fit = dict(FIT_DEFAULTS)
@@ -388,7 +396,7 @@ class Evaluator:
 
     def progress(self, x, result):
         values, residuals = result
-        params = " ".join(f"{p.path.split('.')[-1]}={p.as_run(v):g}" for p, v in zip(self.spec.params, x))
+        params = " ".join(f"{p.label}={p.as_run(v):g}" for p, v in zip(self.spec.params, x))
         res = " ".join(f"{t.label} {v:.4g} ({100 * (v - t.value) / abs(t.value):+.1f} %)"
                        for t, v in zip(self.spec.targets, values))
         cost = 0.5 * sum(r * r for r in residuals)
@@ -455,7 +463,7 @@ def write_profile(spec, args, out, best, values, result, evaluator):
     settings = (f"scripts/calibrate.py {shown(spec.path)}: {len(spec.params)} parameter(s) "
                 f"({', '.join(p.path for p in spec.params)}) fitted by scipy.optimize.least_squares (trf, "
                 f"forward differences of step {spec.fit['diff_step']:g}, relative residuals) from "
-                f"{', '.join(f'{p.path.split(chr(46))[-1]}={p.start:g} in [{p.low:g}, {p.high:g}]' for p in spec.params)}; "
+                f"{', '.join(f'{p.label}={p.start:g} in [{p.low:g}, {p.high:g}]' for p in spec.params)}; "
                 f"{evaluator.count} evaluations, stopped: {result.message}")
     if spec.note:
         settings = f"{settings.rstrip('.')}. {spec.note}"

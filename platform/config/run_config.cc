@@ -63,6 +63,8 @@ NodePtr platform_schema() {
   auto cpu = cpu_params().fields();
   cpu.emplace_back("costs", map_of(ranged(T::kUint, 0, 0, 1e9, "cycles", ""), default_costs(),
                                    "Cost table: named compute costs in cycles, charged by hal_cost(). Entries given here are added to (or replace) the defaults."));
+  cpu.emplace_back("cost_spread", map_of(ranged(T::kNumber, 0, 0, 1, "", ""), json::object(),
+                                         "How much a cost class of costs (by its name there) varies from one charge to the next: the share, 0 to 1, of its cycles that each hal_cost() call draws from an exponential distribution with the same mean, so that the mean stays the class's cycles and the spread (standard deviation over mean) is this share; the rest is fixed. Draws come from each core's own stream, seeded by scenario.seed, so runs stay deterministic. Empty (default): every charge costs exactly its cycles. Real code paths vary (cache misses, branch history, interrupts), and a shared resource the cores queue for loses throughput to that variation long before it is saturated; a model with fixed costs does not."));
   return object({
       {"cpu", object(cpu, "CPU cores that run sw/ code, and the cost of what they do.")},
       {"dram", object(dram_params().fields(), "Main memory.")},
@@ -311,6 +313,14 @@ void read_cpu(const json& cpu, RunConfig& rc) {
   for (auto it = defaults.begin(); it != defaults.end(); ++it) rc.costs[it.key()] = it.value().get<uint64_t>();
   for (auto it = cpu["costs"].begin(); it != cpu["costs"].end(); ++it) rc.costs[it.key()] = it.value().get<uint64_t>();
   rc.resolved["platform"]["cpu"]["costs"] = rc.costs;
+  for (auto it = cpu["cost_spread"].begin(); it != cpu["cost_spread"].end(); ++it) {
+    if (!rc.costs.count(it.key())) {
+      std::string known;
+      for (const auto& [name, cycles] : rc.costs) known += (known.empty() ? "" : ", ") + name;
+      throw ConfigError("/platform/cpu/cost_spread/" + it.key(), "no cost class of that name (known: " + known + ")");
+    }
+    rc.cost_spread[it.key()] = it.value().get<double>();
+  }
 }
 
 void read_dram(const json& dram, RunConfig& rc) {

@@ -52,6 +52,8 @@ struct RunConfig {
   // platform
   CpuConfig cpu;
   std::map<std::string, uint64_t> costs;  // cost class -> cycles
+  // cost class -> the share of its cycles drawn at random (platform.cpu.cost_spread)
+  std::map<std::string, double> cost_spread;
   DramConfig dram;
   InterconnectConfig interconnect;
   IntcConfig intc;

@@ -153,7 +153,7 @@ void hal_cost_id(int handle, uint64_t count) {
   HalContext& h = ctx();
   if (handle < 0 || static_cast<size_t>(handle) >= h.config().costs.size())
     core().fatal("hal_cost_id: invalid handle " + std::to_string(handle));
-  core().advance(h.cost_ps(handle) * count);
+  core().advance(h.charge_ps(handle, count, core().id()));
 }
 
 void hal_cost(const char* cost_class, uint64_t count) {
@@ -162,7 +162,7 @@ void hal_cost(const char* cost_class, uint64_t count) {
   if (id < 0)
     core().fatal(std::string("hal_cost: no cost class \"") + cost_class + "\" in platform.cpu.costs (known: " +
                  h.cost_names() + ")");
-  core().advance(h.cost_ps(id) * count);
+  core().advance(h.charge_ps(id, count, core().id()));
 }
 
 void hal_cost_walk(uint64_t objects, uint64_t footprint_bytes) {

@@ -1,5 +1,6 @@
 #include "hal_backend/hal_context.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -35,9 +36,13 @@ HalContext::HalContext(const HalPlatform& p)
   for (unsigned c = 0; c < apps_.size(); ++c) {
     uint64_t s = cfg.seed * 0x100000001B3ull + c;
     apps_[c].rng = splitmix64(s);
+    apps_[c].spread_rng = splitmix64(s);
   }
   const Ps cycle = p.cpus.core(0).cycle_ps();
-  for (const auto& [name, cycles] : cfg.costs) costs_.emplace_back(name, cycles * cycle);
+  for (const auto& [name, cycles] : cfg.costs) {
+    auto spread = cfg.cost_spread.find(name);
+    costs_.push_back({name, cycles * cycle, spread == cfg.cost_spread.end() ? 0.0 : spread->second});
+  }
   for (const auto& d : cfg.devices) {
     hal_device_info info{};
     names_.push_back(std::make_unique<std::string>(d.name));
@@ -89,14 +94,25 @@ uint8_t* HalContext::dram_host() {
 
 int HalContext::cost_lookup(const char* name) const {
   for (size_t i = 0; i < costs_.size(); ++i)
-    if (costs_[i].first == name) return static_cast<int>(i);
+    if (costs_[i].name == name) return static_cast<int>(i);
   return -1;
 }
 
 std::string HalContext::cost_names() const {
   std::string s;
-  for (const auto& [name, ps] : costs_) s += (s.empty() ? "" : ", ") + name;
+  for (const auto& c : costs_) s += (s.empty() ? "" : ", ") + c.name;
   return s;
+}
+
+Ps HalContext::charge_ps(int handle, uint64_t count, unsigned cpu) {
+  const CostClass& c = costs_[static_cast<size_t>(handle)];
+  const Ps mean = c.ps * count;
+  if (c.spread <= 0.0 || mean == 0) return mean;
+  // An exponential draw of mean 1 by inversion, u in (0, 1) from the top 53
+  // bits of the core's splitmix64 stream.
+  const double u = (static_cast<double>(splitmix64(apps_[cpu].spread_rng) >> 11) + 0.5) * 0x1p-53;
+  const double factor = (1.0 - c.spread) + c.spread * -std::log(u);
+  return static_cast<Ps>(std::llround(static_cast<double>(mean) * factor));
 }
 
 }  // namespace smmu_vp

@@ -60,6 +60,7 @@ class HalContext {
     const config::AppAssignment* assignment = nullptr;
     std::string stat_prefix;  // "sw.<instance name>."
     uint64_t rng = 0;
+    uint64_t spread_rng = 0;  // draws of platform.cpu.cost_spread, apart from hal_random()
     // Looked up by the name's address (apps pass literals), with the name
     // kept so that a reused buffer holding another name is looked up again.
     template <typename T>
@@ -74,7 +75,10 @@ class HalContext {
 
   // Cost table, resolved to picoseconds.
   int cost_lookup(const char* name) const;
-  Ps cost_ps(int handle) const { return costs_[static_cast<size_t>(handle)].second; }
+  // What `count` of a class costs the core `cpu` this time: count times its
+  // cycles, or with a spread (platform.cpu.cost_spread) that share of it
+  // drawn from an exponential distribution of the same mean.
+  Ps charge_ps(int handle, uint64_t count, unsigned cpu);
   std::string cost_names() const;
 
   const std::vector<hal_device_info>& devices() const { return devices_; }
@@ -90,7 +94,12 @@ class HalContext {
 
   HalPlatform platform_;
   std::vector<CoreApp> apps_;
-  std::vector<std::pair<std::string, Ps>> costs_;
+  struct CostClass {
+    std::string name;
+    Ps ps;
+    double spread;  // 0: fixed
+  };
+  std::vector<CostClass> costs_;
   std::vector<hal_device_info> devices_;
   std::vector<std::unique_ptr<std::string>> names_;  // storage behind devices_' strings
   DmaAllocator dma_alloc_;

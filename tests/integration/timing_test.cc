@@ -1,5 +1,9 @@
 // What the timing must obey: DRAM bandwidth never above the configured one,
 // latency never below the configured one, compute annotations exact.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
 #include <gtest/gtest.h>
 
 #include "hal/hal.h"
@@ -99,6 +103,55 @@ TEST(Timing, ColdWalkIsFreeWithoutACacheModel) {
                         {"platform.cpu.shared_cache_kib=16", "platform.cpu.memory_load_ns=100"});
   ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
   for (uint64_t ps : g_walk_ps) EXPECT_EQ(ps, 0u);
+}
+
+// platform.cpu.cost_spread: a class with a spread keeps its mean, its fixed
+// share is a floor, and the rest varies as an exponential draw; a class
+// without one still costs exactly its cycles.
+constexpr int kCharges = 20000;
+uint64_t g_spread_ps[kCharges];
+uint64_t g_fixed_ps[2];
+
+int spread_main(void) {
+  for (int i = 0; i < kCharges; i++) {
+    const uint64_t t0 = hal_now_ps();
+    hal_cost("probe", 1);
+    g_spread_ps[i] = hal_now_ps() - t0;
+  }
+  for (uint64_t& ps : g_fixed_ps) {
+    const uint64_t t0 = hal_now_ps();
+    hal_cost("list_op", 3);
+    ps = hal_now_ps() - t0;
+  }
+  return 0;
+}
+const hal_app spread_app = {"spread", "charges one cost class again and again", spread_main, nullptr};
+
+TEST(Timing, CostSpreadKeepsTheMeanAndVariesEachCharge) {
+  const TestRun t = run(scenario({{{"app", "spread"}, {"cores", {0}}}}), {&spread_app},
+                        {"platform.cpu.frequency_mhz=2000", "platform.cpu.costs.probe=1000",
+                         "platform.cpu.costs.list_op=7", "platform.cpu.cost_spread.probe=0.4"});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  const double mean_ps = 1000 * 500.0;  // 1000 cycles at 2 GHz
+  double sum = 0, sum_sq = 0;
+  uint64_t lowest = UINT64_MAX;
+  for (uint64_t ps : g_spread_ps) {
+    sum += static_cast<double>(ps);
+    sum_sq += static_cast<double>(ps) * static_cast<double>(ps);
+    lowest = std::min(lowest, ps);
+  }
+  const double mean = sum / kCharges;
+  const double sd = std::sqrt(sum_sq / kCharges - mean * mean);
+  // 20,000 draws: the mean within 1 % (its standard error is 0.28 %), the
+  // spread (standard deviation over mean) within 0.02 of the share.
+  EXPECT_NEAR(mean / mean_ps, 1.0, 0.01);
+  EXPECT_NEAR(sd / mean, 0.4, 0.02);
+  // The fixed 60 % is a floor that the smallest of 20,000 draws comes close to.
+  EXPECT_GE(lowest, static_cast<uint64_t>(0.6 * mean_ps));
+  EXPECT_LT(lowest, static_cast<uint64_t>(0.61 * mean_ps));
+  // A class without a spread: exactly count times its cycles, every time.
+  EXPECT_EQ(g_fixed_ps[0], 3u * 7u * 500u);
+  EXPECT_EQ(g_fixed_ps[1], 3u * 7u * 500u);
 }
 
 }  // namespace

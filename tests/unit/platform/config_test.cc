@@ -117,6 +117,8 @@ const BadCase kBadCases[] = {
     {"object_for_array", R"({"scenario": {"apps": {"app": "alpha"}}})", "/scenario/apps", {"expected an array"}},
     {"number_for_device", R"({"platform": {"devices": {"dma0": 5}}})", "/platform/devices/dma0", {"expected an object"}},
     {"string_for_cost", R"({"platform": {"cpu": {"costs": {"cache_miss": "lots"}}}})", "/platform/cpu/costs/cache_miss", {"expected an unsigned integer"}},
+    {"spread_of_unknown_cost", R"({"platform": {"cpu": {"cost_spread": {"cache_mis": 0.5}}}})", "/platform/cpu/cost_spread/cache_mis", {"no cost class of that name", "cache_miss"}},
+    {"spread_above_one", R"({"platform": {"cpu": {"cost_spread": {"cache_miss": 1.5}}}})", "/platform/cpu/cost_spread/cache_miss", {"must be between 0 and 1"}},
     {"negative_uint", R"({"platform": {"cpu": {"count": -1}}})", "/platform/cpu/count", {"must not be negative"}},
     {"negative_seed", R"({"scenario": {"seed": -3}})", "/scenario/seed", {"must not be negative"}},
     {"negative_float_uint", R"({"platform": {"cpu": {"dmb_cycles": -2.0}}})", "/platform/cpu/dmb_cycles", {"must not be negative"}},
@@ -687,6 +689,13 @@ TEST(RunConfig, CostsMergedWithDefaults) {
   EXPECT_EQ(costs.size(), defaults + 1);
   EXPECT_EQ(costs["cache_miss"], 300);
   EXPECT_EQ(costs["list_op"], 5);
+}
+
+TEST(RunConfig, CostSpreadOfAClassAddedInTheSameDocument) {
+  const RunConfig rc = build(patched(R"({"platform": {"cpu": {"costs": {"probe": 10}, "cost_spread": {"probe": 0.25}}}})"));
+  EXPECT_EQ(rc.cost_spread.at("probe"), 0.25);
+  EXPECT_EQ(rc.cost_spread.size(), 1u);
+  EXPECT_TRUE(build(base_doc()).cost_spread.empty());
 }
 
 // ---- --set overrides.
