@@ -128,6 +128,7 @@ int iommu_setup_attach_on(struct app_dma *d, const char *app, unsigned smmu, uin
   pol.gather_when_queued = hal_param("gather_when_queued") != 0;
   pol.iova.cache = (enum iova_cache_policy)hal_param("iova_cache");
   pol.iova.rcache = hal_param("rcache") != 0;
+  pol.iova.queued_locks = hal_param("spinlock") != 0;
   pol.skip_32bit_first = hal_param("dma32_first") == 0;
   if (iommu_domain_init(&d->domain, s, asid, 4096, &dp) != 0 || iommu_dma_cookie_init(&d->cookie, &d->domain, &pol) != 0 ||
       dma_dev_init(&d->dev, &d->cookie, sid, DMA_BIT_MASK(48), bounce) != 0) {

@@ -147,7 +147,7 @@ static void publish(unsigned policy, const struct policy_result *r, uint64_t pop
 }
 
 static int run_policy(unsigned policy, const struct bench_config *c, struct policy_result *r) {
-  const struct iova_policy p = {(enum iova_cache_policy)policy, c->rcache};
+  const struct iova_policy p = {(enum iova_cache_policy)policy, c->rcache, false};
   phys_addr_t pa;
   int rc = 0;
 

@@ -458,7 +458,12 @@ int iommu_dma_cookie_init(struct iommu_dma_cookie *c, struct iommu_domain *domai
     return -1;
   }
   hal_cost("kmem_alloc", 1);
-  for (unsigned i = 0; i < c->fq_rings; i++) sw_spin_lock_init(&c->fq[i].lock);
+  /* The flush queue's locks are of the kind the kernel's others are. */
+  for (unsigned i = 0; i < c->fq_rings; i++)
+    if (!sw_spin_lock_init_kind(&c->fq[i].lock, c->policy.iova.queued_locks)) {
+      iommu_dma_cookie_destroy(c);
+      return -1;
+    }
   return 0;
 }
 

@@ -513,6 +513,20 @@ void iova_tree_free_pfns(struct iova_domain *d, const uint64_t *pfns, uint64_t n
 
 /* ---- Domain. */
 
+/* With policy.queued_locks, every spinlock of the allocator made a queued
+ * one (zeroed memory is an unlocked ticket lock); false when queued locks
+ * could not be had. */
+static bool init_queued_locks(struct iova_domain *d) {
+  if (!d->policy.queued_locks) return true;
+  bool ok = sw_spin_lock_init_queued(&d->lock) && sw_spin_lock_init_queued(&d->slab_lock);
+  for (unsigned order = 0; ok && order < IOVA_RCACHE_ORDERS; order++) {
+    if (d->rcaches[order]) ok = sw_spin_lock_init_queued(&d->rcaches[order]->lock);
+    for (unsigned cpu = 0; ok && cpu < iova_max_cpus(); cpu++)
+      ok = sw_spin_lock_init_queued(&iova_cpu_block(d, cpu)->rc[order].lock);
+  }
+  return ok;
+}
+
 int init_iova_domain(struct iova_domain *d, uint64_t granule, uint64_t start_pfn,
                      const struct iova_policy *policy) {
   phys_addr_t pa;
@@ -556,6 +570,10 @@ int init_iova_domain(struct iova_domain *d, uint64_t granule, uint64_t start_pfn
         return -1;
       }
     }
+  }
+  if (!init_queued_locks(d)) {
+    put_iova_domain(d);
+    return -1;
   }
   return 0;
 }

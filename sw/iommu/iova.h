@@ -94,6 +94,9 @@ enum iova_cache_policy {
 struct iova_policy {
   enum iova_cache_policy cache;
   bool rcache; /* per-CPU range caches in front of the tree */
+  /* The allocator's spinlocks (tree, depot, per-CPU caches, slab) queued,
+   * Linux's qspinlock (arm64 since 4.18); false: ticket locks. */
+  bool queued_locks;
 };
 
 /* Plain counters, shared by all CPUs: exact on the platform, whose cores

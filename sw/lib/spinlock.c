@@ -20,6 +20,11 @@ bool sw_spin_lock_init_queued(struct sw_spinlock *lock) {
   return true;
 }
 
+bool sw_spin_lock_init_kind(struct sw_spinlock *lock, bool queued) {
+  sw_spin_lock_init(lock);
+  return !queued || sw_spin_lock_init_queued(lock);
+}
+
 /* A plain read: the kind is fixed while the lock is in use. */
 bool sw_spin_is_queued(const struct sw_spinlock *lock) { return lock->owner == SW_SPIN_QUEUED; }
 

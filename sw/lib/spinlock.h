@@ -44,6 +44,9 @@ void sw_spin_lock_init(struct sw_spinlock *lock);
  * DMA region cannot hold them (the lock stays a ticket lock). */
 bool sw_spin_lock_init_queued(struct sw_spinlock *lock);
 bool sw_spin_is_queued(const struct sw_spinlock *lock);
+/* A ticket lock, or a queued one when `queued`: false when a queued lock
+ * could not be had (the lock is then left a ticket lock). */
+bool sw_spin_lock_init_kind(struct sw_spinlock *lock, bool queued);
 void sw_spin_lock(struct sw_spinlock *lock);
 /* True when the lock was taken. Never waits. */
 bool sw_spin_trylock(struct sw_spinlock *lock);

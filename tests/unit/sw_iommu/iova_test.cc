@@ -4,6 +4,11 @@
 // depot.
 #include "iommu/iova.h"
 
+extern "C" {
+#include "iommu/iova_internal.h"
+#include "lib/spinlock.h"
+}
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -77,8 +82,8 @@ class IovaTest : public ::testing::Test {
   void TearDown() override {
     if (inited_) put_iova_domain(&d_);
   }
-  void Init(iova_cache_policy cache, bool rcache, uint64_t start_pfn = 1) {
-    const iova_policy policy{cache, rcache};
+  void Init(iova_cache_policy cache, bool rcache, uint64_t start_pfn = 1, bool queued_locks = false) {
+    const iova_policy policy{cache, rcache, queued_locks};
     ASSERT_EQ(init_iova_domain(&d_, kGranule, start_pfn, &policy), 0);
     inited_ = true;
   }
@@ -101,7 +106,7 @@ TEST_F(IovaTest, InitAndDomainGeometry) {
   EXPECT_EQ(CheckTree(d_), "");
 
   iova_domain bad{};
-  const iova_policy p{IOVA_CACHED32_AND_64, false};
+  const iova_policy p{IOVA_CACHED32_AND_64, false, false};
   EXPECT_EQ(init_iova_domain(&bad, 3000, 1, &p), -1);
   EXPECT_EQ(init_iova_domain(&bad, 256, 1, &p), -1);
   ASSERT_EQ(init_iova_domain(&bad, 65536, 1, &p), 0);
@@ -420,6 +425,33 @@ TEST_F(IovaTest, RcacheHitAvoidsTree) {
   free_iova_fast(&d_, big, 40);
   EXPECT_EQ(d_.stats.rcache_inserts, 1u);
   EXPECT_EQ(find_iova(&d_, big), nullptr);
+}
+
+// policy.queued_locks: every lock of the allocator (tree, slab, depots,
+// per-CPU caches) is a queued one, and the allocator works the same.
+TEST_F(IovaTest, QueuedLocksEverywhereAndTheSameAllocations) {
+  Init(IOVA_CACHED32_AND_64, true, 1, true);
+  EXPECT_TRUE(sw_spin_is_queued(&d_.lock));
+  EXPECT_TRUE(sw_spin_is_queued(&d_.slab_lock));
+  for (unsigned order = 0; order < IOVA_RCACHE_ORDERS; order++) {
+    ASSERT_NE(d_.rcaches[order], nullptr);
+    EXPECT_TRUE(sw_spin_is_queued(&d_.rcaches[order]->lock)) << order;
+    for (unsigned cpu = 0; cpu < iova_max_cpus(); cpu++)
+      EXPECT_TRUE(sw_spin_is_queued(&iova_cpu_block(&d_, cpu)->rc[order].lock)) << order << " " << cpu;
+  }
+  const uint64_t pfn = alloc_iova_fast(&d_, 1, kLimit48, true);
+  ASSERT_NE(pfn, 0u);
+  free_iova_fast(&d_, pfn, 1);
+  EXPECT_EQ(alloc_iova_fast(&d_, 1, kLimit48, true), pfn);
+  EXPECT_EQ(d_.stats.rcache_hits, 1u);
+  EXPECT_EQ(CheckTree(d_), "");
+  // Ticket locks (the default) otherwise.
+  iova_domain ticket{};
+  const iova_policy p{IOVA_CACHED32_AND_64, true, false};
+  ASSERT_EQ(init_iova_domain(&ticket, 4096, 1, &p), 0);
+  EXPECT_FALSE(sw_spin_is_queued(&ticket.lock));
+  EXPECT_FALSE(sw_spin_is_queued(&ticket.rcaches[0]->lock));
+  put_iova_domain(&ticket);
 }
 
 TEST_F(IovaTest, RcacheRespectsLimit) {
