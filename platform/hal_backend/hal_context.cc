@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "config/run_config.h"
 #include "cpu/cpu_cluster.h"
@@ -112,7 +113,9 @@ Ps HalContext::charge_ps(int handle, uint64_t count, unsigned cpu) {
   // bits of the core's splitmix64 stream.
   const double u = (static_cast<double>(splitmix64(apps_[cpu].spread_rng) >> 11) + 0.5) * 0x1p-53;
   const double factor = (1.0 - c.spread) + c.spread * -std::log(u);
-  return static_cast<Ps>(std::llround(static_cast<double>(mean) * factor));
+  // A draw far in the tail of a charge of days would not fit: saturate.
+  const double ps = static_cast<double>(mean) * factor;
+  return ps >= 9.0e18 ? std::numeric_limits<Ps>::max() : static_cast<Ps>(std::llround(ps));
 }
 
 }  // namespace smmu_vp

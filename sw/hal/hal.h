@@ -98,8 +98,10 @@ void hal_delay_ns(uint64_t ns);
 /* Compute annotation: n cycles at the configured CPU frequency. */
 void hal_cycles(uint64_t n);
 /* Named cost class from the platform's cost table (e.g. "indirect_call",
- * "rbtree_visit"), charged `count` times. An unknown name is a fatal error
- * reported once with the list of known classes. */
+ * "rbtree_visit"), charged `count` times. A class with a spread
+ * (platform.cpu.cost_spread) draws once per call, for the whole count. An
+ * unknown name is a fatal error reported once with the list of known
+ * classes. */
 void hal_cost(const char *cost_class, uint64_t count);
 /* Cost classes resolved once, for hot paths. Returns a handle >= 0, or -1. */
 int hal_cost_lookup(const char *cost_class);

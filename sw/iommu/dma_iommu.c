@@ -461,7 +461,9 @@ int iommu_dma_cookie_init(struct iommu_dma_cookie *c, struct iommu_domain *domai
   /* The flush queue's locks are of the kind the kernel's others are. */
   for (unsigned i = 0; i < c->fq_rings; i++)
     if (!sw_spin_lock_init_kind(&c->fq[i].lock, c->policy.iova.queued_locks)) {
-      iommu_dma_cookie_destroy(c);
+      hal_dma_free(c->fq);
+      c->fq = NULL;
+      put_iova_domain(&c->iovad);
       return -1;
     }
   return 0;

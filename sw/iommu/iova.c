@@ -572,6 +572,7 @@ int init_iova_domain(struct iova_domain *d, uint64_t granule, uint64_t start_pfn
     }
   }
   if (!init_queued_locks(d)) {
+    hal_log(HAL_LOG_ERROR, "iova: the DMA region cannot hold the queued spinlocks' per-core nodes");
     put_iova_domain(d);
     return -1;
   }

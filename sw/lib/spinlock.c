@@ -21,8 +21,9 @@ bool sw_spin_lock_init_queued(struct sw_spinlock *lock) {
 }
 
 bool sw_spin_lock_init_kind(struct sw_spinlock *lock, bool queued) {
+  if (queued && sw_spin_lock_init_queued(lock)) return true;
   sw_spin_lock_init(lock);
-  return !queued || sw_spin_lock_init_queued(lock);
+  return !queued;
 }
 
 /* A plain read: the kind is fixed while the lock is in use. */

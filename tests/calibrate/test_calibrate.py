@@ -431,6 +431,11 @@ class CalibrateTest(unittest.TestCase):
                     self.assertEqual(entry.get("kind"), "fitted", p.path)
                     self.assertIn(f"platform/calibrations/{name}", entry.get("note", ""), p.path)
 
+    def test_parameters_are_named_by_the_shortest_tail_no_other_shares(self):
+        spec = calibrate.Spec(os.path.join(ROOT, "platform", "calibrations", "kunpeng920_cmdq.json"), CLI, FIGURES)
+        self.assertEqual([p.label for p in spec.params],
+                         ["tlbi_ns", "costs.iommu_driver_op", "cost_spread.iommu_driver_op"])
+
     def test_a_scenario_on_another_profile_runs_on_the_calibrated_one(self):
         # The same targets from a copy of smmu_stress that names another
         # profile (a slower command decode): the runs get --set platform=base,

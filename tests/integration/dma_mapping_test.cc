@@ -15,6 +15,7 @@
 #include "hal/hal.h"
 #include "iommu/dma_iommu.h"
 #include "iommu/iommu.h"
+#include "lib/spinlock.h"
 #include "platform_fixture.h"
 #include "drivers/smmu/arm_smmu.h"
 #include "drivers/smmu/smmu_hw.h"
@@ -484,6 +485,51 @@ INSTANTIATE_TEST_SUITE_P(Gather, DmaApiLazy, ::testing::Values(0u, 1u),
                          [](const ::testing::TestParamInfo<unsigned>& i) {
                            return std::string(i.param ? "GatherWhenQueued" : "SkipGatherWhenQueued");
                          });
+
+// ---- DMA API, lazy, with the kernel's locks queued (the spinlock
+// parameter's iova_policy.queued_locks): the flush queue's ring locks and the
+// IOVA allocator's are qspinlocks, and a lazy unmap still flushes.
+struct {
+  bool rings_queued = false, iova_queued = false, flushed = false;
+  unsigned rings = 0;
+  uint32_t after_flush = 99;
+} ql;
+
+int queued_locks_main(void) {
+  if (bring_up()) return 1;
+  if (iommu_domain_init(&g_dom, &g_smmu, 1, IO_PGTABLE_SZ_4K, nullptr) != 0) return 2;
+  dma_policy policy{};
+  policy.unmap = DMA_UNMAP_LAZY;
+  policy.iova.rcache = true;
+  policy.iova.queued_locks = true;
+  if (iommu_dma_cookie_init(&g_cookie, &g_dom, &policy) != 0) return 3;
+  if (dma_dev_init(&g_dev, &g_cookie, g_sid, DMA_BIT_MASK(64), nullptr) != 0) return 4;
+  ql.rings = g_cookie.fq_rings;
+  ql.rings_queued = ql.rings > 0;
+  for (unsigned i = 0; i < g_cookie.fq_rings; i++) ql.rings_queued = ql.rings_queued && sw_spin_is_queued(&g_cookie.fq[i].lock);
+  ql.iova_queued = sw_spin_is_queued(&g_cookie.iovad.lock);
+  const phys_addr_t src = alloc_buffer(kSz4K, kSz4K), dst = alloc_buffer(kSz4K, kSz4K);
+  if (!src || !dst) return 5;
+  const uint64_t s_iova = dma_map_single(&g_dev, src, kSz4K, DMA_TO_DEVICE);
+  const uint64_t d_iova = dma_map_single(&g_dev, dst, kSz4K, DMA_FROM_DEVICE);
+  dma_unmap_single(&g_dev, s_iova, kSz4K, DMA_TO_DEVICE);
+  hal_delay_ns(DMA_FQ_TIMEOUT_NS + 100'000);
+  ql.flushed = dma_flush_queue_timer_poll(&g_dev) && dma_flush_queue_pending(&g_cookie) == 0;
+  ql.after_flush = dma_copy(s_iova, d_iova, 64);
+  return 0;
+}
+const hal_app queued_locks_app = {"dma_mapping_queued_locks", "lazy dma_unmap with queued locks", queued_locks_main,
+                                  nullptr};
+
+TEST(DmaApiLazy, QueuedLocksForTheFlushQueueAndTheAllocator) {
+  const TestRun t = run(scenario({{{"app", "dma_mapping_queued_locks"}, {"cores", {0}}}}), {&queued_locks_app});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_GT(ql.rings, 0u);
+  EXPECT_TRUE(ql.rings_queued);
+  EXPECT_TRUE(ql.iova_queued);
+  EXPECT_TRUE(ql.flushed);
+  EXPECT_NE(ql.after_flush, DMA_ERR_NONE);  // the flush invalidated the unmapped range
+}
 
 // ---- DMA API, lazy: no IOVA is handed out again before the flush that
 // covers its unmap. Two cores map and unmap in a loop (rcache on, so freed

@@ -110,6 +110,7 @@ TEST(Timing, ColdWalkIsFreeWithoutACacheModel) {
 // without one still costs exactly its cycles.
 constexpr int kCharges = 20000;
 uint64_t g_spread_ps[kCharges];
+uint64_t g_pair_ps[kCharges];  // hal_cost_id of count 2: one draw for both
 uint64_t g_fixed_ps[2];
 
 int spread_main(void) {
@@ -117,6 +118,12 @@ int spread_main(void) {
     const uint64_t t0 = hal_now_ps();
     hal_cost("probe", 1);
     g_spread_ps[i] = hal_now_ps() - t0;
+  }
+  const int probe = hal_cost_lookup("probe");
+  for (int i = 0; i < kCharges; i++) {
+    const uint64_t t0 = hal_now_ps();
+    hal_cost_id(probe, 2);
+    g_pair_ps[i] = hal_now_ps() - t0;
   }
   for (uint64_t& ps : g_fixed_ps) {
     const uint64_t t0 = hal_now_ps();
@@ -133,22 +140,33 @@ TEST(Timing, CostSpreadKeepsTheMeanAndVariesEachCharge) {
                          "platform.cpu.costs.list_op=7", "platform.cpu.cost_spread.probe=0.4"});
   ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
   const double mean_ps = 1000 * 500.0;  // 1000 cycles at 2 GHz
-  double sum = 0, sum_sq = 0;
-  uint64_t lowest = UINT64_MAX;
-  for (uint64_t ps : g_spread_ps) {
-    sum += static_cast<double>(ps);
-    sum_sq += static_cast<double>(ps) * static_cast<double>(ps);
-    lowest = std::min(lowest, ps);
-  }
-  const double mean = sum / kCharges;
-  const double sd = std::sqrt(sum_sq / kCharges - mean * mean);
+  struct Moments {
+    double mean, spread;
+    uint64_t lowest;
+  };
+  auto moments = [](const uint64_t* ps, int n) {
+    double sum = 0, sum_sq = 0;
+    uint64_t lowest = UINT64_MAX;
+    for (int i = 0; i < n; i++) {
+      sum += static_cast<double>(ps[i]);
+      sum_sq += static_cast<double>(ps[i]) * static_cast<double>(ps[i]);
+      lowest = std::min(lowest, ps[i]);
+    }
+    const double mean = sum / n;
+    return Moments{mean, std::sqrt(sum_sq / n - mean * mean) / mean, lowest};
+  };
+  const Moments one = moments(g_spread_ps, kCharges), pair = moments(g_pair_ps, kCharges);
   // 20,000 draws: the mean within 1 % (its standard error is 0.28 %), the
   // spread (standard deviation over mean) within 0.02 of the share.
-  EXPECT_NEAR(mean / mean_ps, 1.0, 0.01);
-  EXPECT_NEAR(sd / mean, 0.4, 0.02);
+  EXPECT_NEAR(one.mean / mean_ps, 1.0, 0.01);
+  EXPECT_NEAR(one.spread, 0.4, 0.02);
   // The fixed 60 % is a floor that the smallest of 20,000 draws comes close to.
-  EXPECT_GE(lowest, static_cast<uint64_t>(0.6 * mean_ps));
-  EXPECT_LT(lowest, static_cast<uint64_t>(0.61 * mean_ps));
+  EXPECT_GE(one.lowest, static_cast<uint64_t>(0.6 * mean_ps));
+  EXPECT_LT(one.lowest, static_cast<uint64_t>(0.61 * mean_ps));
+  // A call of count 2 by handle: twice the mean, and the same spread, as one
+  // draw scales the whole count (two draws would give 0.4 / sqrt 2).
+  EXPECT_NEAR(pair.mean / (2 * mean_ps), 1.0, 0.01);
+  EXPECT_NEAR(pair.spread, 0.4, 0.02);
   // A class without a spread: exactly count times its cycles, every time.
   EXPECT_EQ(g_fixed_ps[0], 3u * 7u * 500u);
   EXPECT_EQ(g_fixed_ps[1], 3u * 7u * 500u);

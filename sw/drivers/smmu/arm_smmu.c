@@ -83,11 +83,8 @@ struct smmu_policy smmu_policy_default(void) {
  * policy changes. False when a queued lock could not be had. */
 static bool set_lock_kind(struct smmu_device *dev, bool queued) {
   struct sw_spinlock *locks[] = {&dev->cmdq_lock, &dev->err_lock, &dev->cfg_lock};
-  for (unsigned i = 0; i < sizeof(locks) / sizeof(locks[0]); i++) {
-    if (sw_spin_is_queued(locks[i]) == queued) continue;
-    if (!queued) sw_spin_lock_init(locks[i]);
-    else if (!sw_spin_lock_init_queued(locks[i])) return false;
-  }
+  for (unsigned i = 0; i < sizeof(locks) / sizeof(locks[0]); i++)
+    if (sw_spin_is_queued(locks[i]) != queued && !sw_spin_lock_init_kind(locks[i], queued)) return false;
   return true;
 }
 
