@@ -139,6 +139,7 @@ static int setup_drives(void) {
       cfg.dynamic = true;
       cfg.force = true; /* every data page bounces, aligned or not */
       cfg.search = (enum swiotlb_search)hal_param("swiotlb_search");
+      cfg.queued_locks = hal_param("spinlock") != 0;
       if (swiotlb_init(bounce, &cfg) != 0) {
         hal_log(HAL_LOG_ERROR, "fio: cannot set up the bounce pool of %s", name);
         return -1;

@@ -24,7 +24,7 @@
   {"elide", SMMU_POLICY_DEFAULT_ELIDE, "1: reuse a CMD_SYNC that directly precedes ours (spinlock + MSI).",  \
    1, 0},                                                                                                     \
   {"spinlock", SMMU_POLICY_DEFAULT_SPINLOCK,                                                                 \
-   "The kernel's spinlocks (the SMMU driver's, its command queue's above all, the IOVA allocator's and the flush queue's): 0 ticket, arm64 before Linux 4.18; 1 queued, Linux's qspinlock (arm64 since 4.18, commit c11090474d70; x86 since 4.2).", \
+   "The kernel's spinlocks (the SMMU driver's, its command queue's above all, the IOVA allocator's, the flush queue's and, in fio, the bounce buffers'): 0 ticket, arm64 before Linux 4.18; 1 queued, Linux's qspinlock (arm64 since 4.18, commit c11090474d70; x86 since 4.2).", \
    1, "ticket,queued"}
 
 #ifdef __cplusplus

@@ -154,6 +154,7 @@ static bool read_config(struct bench_config *c) {
   c->swiotlb.extra_pools = pools > 0 ? (unsigned)(pools - 1) : 0;
   c->swiotlb.nareas = (unsigned)hal_param("areas");
   c->swiotlb.dynamic = hal_param("dynamic") != 0;
+  c->swiotlb.queued_locks = hal_param("spinlock") != 0;
   if (c->cores == 0 || c->cores > MAX_CORES || c->cores > hal_cpu_count() || pools == 0 ||
       c->iterations == 0 || c->queue_depth == 0 || c->map_bytes == 0 || c->map_bytes > SWIOTLB_MAX_ALLOC ||
       c->swiotlb.pool_size == 0 || c->swiotlb.nareas == 0) {
@@ -454,6 +455,7 @@ static const struct hal_param_decl swiotlb_bench_params[] = {
     {"dynamic", 1, "1: add a pool when every pool is full (transient pool meanwhile), as dynamic swiotlb.", 0, 0},
     {"search", 2, "0 pool_first (before seed 004), 1 area_first (seed 004), 2 both in sequence.", 0, 0},
     {"cores", 0, "Cores running the app, which must be cores 0..cores-1 (0: every core of the platform).", 0, 0},
+    {"spinlock", 0, "The bounce buffers' locks (the pool list's, each area's): 0 ticket; 1 queued, Linux's qspinlock (x86 since 4.2, arm64 since 4.18).", 1, "ticket,queued"},
     {"irq_core", 0, "0: each core unmaps its own mappings. k: core k (outside 0..cores-1, and given the app) runs every "
      "unmap, as the completion interrupt of a virtio disk does on another vCPU (Linux virtio_blk.c virtblk_done -> "
      "blk_mq_complete_request -> virtblk_unmap_data, completed where the interrupt arrived: blk-mq.c "

@@ -94,7 +94,11 @@ static struct swiotlb_pool *pool_create(struct swiotlb_mem *mem, uint32_t nslabs
 
   for (uint32_t a = 0; a < nareas; a++) {
     pool->area_last_cpu[a] = 0;
-    sw_spin_lock_init(&pool->areas[a].lock);
+    if (!sw_spin_lock_init_kind(&pool->areas[a].lock, mem->cfg.queued_locks)) {
+      hal_dma_free(buf);
+      hal_dma_free(meta);
+      return NULL;
+    }
     pool->areas[a].index = 0;
     pool->areas[a].used = 0;
   }
@@ -161,7 +165,10 @@ int swiotlb_init(struct swiotlb_mem *mem, const struct swiotlb_config *cfg) {
   mem->cfg = c;
   mem->search = c.search;
   mem->min_align_mask = c.min_align_mask;
-  sw_spin_lock_init(&mem->lock);
+  if (!sw_spin_lock_init_kind(&mem->lock, c.queued_locks)) {
+    mem->last_error = SWIOTLB_ERR_NOMEM; /* no room for the queued locks' per-core nodes */
+    return -1;
+  }
   lookup_costs(mem);
   mem->default_nareas = roundup_pow2(c.nareas);
   mem->default_nslabs = slabs_for(c.pool_size);

@@ -95,6 +95,9 @@ struct swiotlb_config {
    * their queues and descriptor pages with them, standing in for coherent
    * allocations, which Linux never bounces. Read by sw/iommu/dma_iommu.c. */
   bool force;
+  /* Every lock of the bounce buffers (the pool list's, each area's) a
+   * qspinlock (x86 since Linux 4.2, arm64 since 4.18); false: ticket locks. */
+  bool queued_locks;
 };
 
 /* Per slot, as Linux's io_tlb_slot. */

@@ -319,6 +319,43 @@ INSTANTIATE_TEST_SUITE_P(BothSearches, SwiotlbRandom, ::testing::Values(SWIOTLB_
 
 // ---- Copies ----
 
+// cfg.queued_locks: the pool list's lock and every area's are qspinlocks,
+// in the pools made at init and in one grown later; a map and unmap still
+// work. Without it, ticket locks. The queued locks' per-core nodes, taken
+// on first use, stay for the process as a kernel's per-CPU nodes do.
+class SwiotlbQueued : public Swiotlb {
+ protected:
+  void TearDown() override {
+    swiotlb_destroy(mem_);
+    delete mem_;
+    for (void* p : sources_) hal_dma_free(p);
+  }
+};
+
+TEST_F(SwiotlbQueued, QueuedLocksInEveryPool) {
+  hh::set_cpu(0, 4);
+  swiotlb_config c = config(1 << 20, 1, 0);
+  c.dynamic = true;
+  c.queued_locks = true;
+  ASSERT_EQ(swiotlb_init(mem_, &c), 0);
+  EXPECT_TRUE(sw_spin_is_queued(&mem_->lock));
+  ASSERT_EQ(swiotlb_grow(mem_), 0);
+  auto pools = pools_of(*mem_);
+  ASSERT_EQ(pools.size(), 3u);
+  for (const auto* pool : pools)
+    for (uint32_t a = 0; a < pool->nareas; a++) EXPECT_TRUE(sw_spin_is_queued(&pool->areas[a].lock)) << pool->id << " " << a;
+  const phys_addr_t src = source(4096, 5);
+  const phys_addr_t tlb = swiotlb_tbl_map_single(mem_, src, 4096, 0, 0, SWIOTLB_DMA_TO_DEVICE);
+  ASSERT_NE(tlb, SWIOTLB_MAP_ERROR);
+  EXPECT_EQ(swiotlb_tbl_unmap_single(mem_, tlb, 4096, SWIOTLB_DMA_TO_DEVICE), 0);
+  swiotlb_destroy(mem_);
+
+  c.queued_locks = false;
+  ASSERT_EQ(swiotlb_init(mem_, &c), 0);
+  EXPECT_FALSE(sw_spin_is_queued(&mem_->lock));
+  EXPECT_FALSE(sw_spin_is_queued(&mem_->pools->areas[0].lock));
+}
+
 TEST_F(Swiotlb, ToDeviceCopiesOnMapOnly) {
   ASSERT_EQ(swiotlb_init(mem_, nullptr), 0);
   const phys_addr_t src = source(64 << 10, 3);
