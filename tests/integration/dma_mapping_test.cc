@@ -414,6 +414,16 @@ INSTANTIATE_TEST_SUITE_P(TlbiPolicies, DmaApiStrict,
 
 // ---- DMA API, lazy: the unmapped buffer stays reachable until the flush.
 
+// The SMMU up, a 4 KiB domain and a lazy cookie of `policy`, g_dev attached
+// to it: 0, or 1 to 4 by the step that failed.
+int attach_lazy(dma_policy policy) {
+  if (bring_up()) return 1;
+  if (iommu_domain_init(&g_dom, &g_smmu, 1, IO_PGTABLE_SZ_4K, nullptr) != 0) return 2;
+  policy.unmap = DMA_UNMAP_LAZY;
+  if (iommu_dma_cookie_init(&g_cookie, &g_dom, &policy) != 0) return 3;
+  return dma_dev_init(&g_dev, &g_cookie, g_sid, DMA_BIT_MASK(64), nullptr) != 0 ? 4 : 0;
+}
+
 constexpr unsigned kStaleDmas = 3;
 struct {
   uint32_t warm = 99, stale[kStaleDmas] = {99, 99, 99}, after_flush = 99;
@@ -422,13 +432,9 @@ struct {
 } lz;
 
 int lazy_main(void) {
-  if (bring_up()) return 1;
-  if (iommu_domain_init(&g_dom, &g_smmu, 1, IO_PGTABLE_SZ_4K, nullptr) != 0) return 2;
   dma_policy policy{};
-  policy.unmap = DMA_UNMAP_LAZY;
   policy.gather_when_queued = hal_param("gather_when_queued") != 0;
-  if (iommu_dma_cookie_init(&g_cookie, &g_dom, &policy) != 0) return 3;
-  if (dma_dev_init(&g_dev, &g_cookie, g_sid, DMA_BIT_MASK(64), nullptr) != 0) return 4;
+  if (const int failed = attach_lazy(policy)) return failed;
   const phys_addr_t src = alloc_buffer(kSz4K, kSz4K), dst = alloc_buffer(kSz4K, kSz4K);
   if (!src || !dst) return 5;
   fill(src, kSz4K, 42);
@@ -496,14 +502,10 @@ struct {
 } ql;
 
 int queued_locks_main(void) {
-  if (bring_up()) return 1;
-  if (iommu_domain_init(&g_dom, &g_smmu, 1, IO_PGTABLE_SZ_4K, nullptr) != 0) return 2;
   dma_policy policy{};
-  policy.unmap = DMA_UNMAP_LAZY;
   policy.iova.rcache = true;
   policy.iova.queued_locks = true;
-  if (iommu_dma_cookie_init(&g_cookie, &g_dom, &policy) != 0) return 3;
-  if (dma_dev_init(&g_dev, &g_cookie, g_sid, DMA_BIT_MASK(64), nullptr) != 0) return 4;
+  if (const int failed = attach_lazy(policy)) return failed;
   ql.rings = g_cookie.fq_rings;
   ql.rings_queued = ql.rings > 0;
   for (unsigned i = 0; i < g_cookie.fq_rings; i++) ql.rings_queued = ql.rings_queued && sw_spin_is_queued(&g_cookie.fq[i].lock);
@@ -571,14 +573,10 @@ void check_new_range(uint64_t lo, uint64_t hi) {
 int reuse_main(void) {
   const unsigned cpu = hal_cpu_id();
   if (cpu == 0) {
-    if (bring_up()) return 1;
-    if (iommu_domain_init(&g_dom, &g_smmu, 1, IO_PGTABLE_SZ_4K, nullptr) != 0) return 2;
     dma_policy policy{};
-    policy.unmap = DMA_UNMAP_LAZY;
     policy.iova.cache = IOVA_CACHED32_AND_64;
     policy.iova.rcache = true;
-    if (iommu_dma_cookie_init(&g_cookie, &g_dom, &policy) != 0) return 3;
-    if (dma_dev_init(&g_dev, &g_cookie, g_sid, DMA_BIT_MASK(64), nullptr) != 0) return 4;
+    if (const int failed = attach_lazy(policy)) return failed;
     hal_store32(&g_reuse_ready, 1);
   }
   while (!hal_load32(&g_reuse_ready)) hal_cpu_relax();
