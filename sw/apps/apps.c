@@ -12,6 +12,7 @@ extern const struct hal_app app_lock_contend;
 extern const struct hal_app app_map_bench;
 extern const struct hal_app app_net_rx;
 extern const struct hal_app app_net_tx;
+extern const struct hal_app app_rbtree_walk;
 extern const struct hal_app app_smmu_stress;
 extern const struct hal_app app_swiotlb_bench;
 extern const struct hal_app app_trace_replay;
@@ -29,6 +30,7 @@ const struct hal_app *const sw_apps[] = {
     &app_map_bench,
     &app_net_rx,
     &app_net_tx,
+    &app_rbtree_walk,
     &app_smmu_stress,
     &app_swiotlb_bench,
     &app_trace_replay,

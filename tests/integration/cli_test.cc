@@ -387,6 +387,18 @@ TEST(Cli, ShippedStressSweepRuns) {
   for (const auto& p : j["points"]) EXPECT_EQ(p["status"], "ok") << p.dump();
 }
 
+// A tree the DMA region cannot hold: the app says which setting to raise and
+// the run fails (exit 3), without a crash.
+TEST(Cli, ColdWalkBeyondTheDmaRegionNamesTheSetting) {
+  const fs::path d = temp_dir("coldwalk");
+  const Cmd r = sh("run " + std::string(SMMU_VP_SOURCE_DIR) + "/platform/scenarios/cold_walk_latency.json" +
+                   " --set scenario.apps.0.params.nodes=1048576 --set platform.dram.dma_region.size=16777216 --out " +
+                   d.string());
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("raise platform.dram.dma_region.size"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("app-failed"), std::string::npos) << r.out;
+}
+
 }  // namespace
 
 // ---- The NIC scenarios: deterministic, and the direction of each seed figure.

@@ -1,7 +1,9 @@
 // The micro-benchmarks the profiles are checked with (docs/figures.json
 // micro_figures): cacheline_pingpong's one-way latency is the transfer cost
 // of where the two cores sit plus the CAS itself, and cmd_sync_latency's
-// CMD_SYNC is one lone command the SMMU completed.
+// CMD_SYNC is one lone command the SMMU completed, and rbtree_walk's time
+// per node beyond a cached walk is what hal_cost_walk charges the nodes the
+// caches cannot hold.
 #include <gtest/gtest.h>
 
 #include "platform_fixture.h"
@@ -81,6 +83,52 @@ TEST(MicroBench, WithoutCoherentMsiTheWaitingCoresLoadIsAHit) {
   ASSERT_TRUE(h);
   EXPECT_NEAR(h->min(), kSyncWithoutCoherentMsiNs, 1.0);
   EXPECT_NEAR(h->max(), kSyncWithoutCoherentMsiNs, 1.0);
+}
+
+
+// rbtree_walk on caches of 64 KiB private and 1 MiB shared, 10 ns and 100 ns
+// beyond a private hit, at 2 GHz (rbtree_visit 30 cycles: 15 ns a step).
+nlohmann::json tree_walk(uint64_t nodes, uint64_t private_kib) {
+  nlohmann::json s = scenario(
+      {{{"app", "rbtree_walk"}, {"cores", {0}}, {"params", {{"nodes", nodes}, {"ref_nodes", 512}, {"walks", 2}}}}});
+  s["platform"]["cpu"]["frequency_mhz"] = 2000;
+  s["platform"]["cpu"]["private_cache_kib"] = private_kib;
+  s["platform"]["cpu"]["shared_cache_kib"] = 1024;
+  s["platform"]["cpu"]["shared_cache_ns"] = 10.0;
+  s["platform"]["cpu"]["memory_load_ns"] = 100.0;
+  return s;
+}
+
+// 32768 nodes of 64 bytes, 2 MiB: 960 KiB of it in the shared cache, 1 MiB
+// in memory, each node paying its share: 960/2048 x 10 + 1024/2048 x 100 ns.
+// The 512-node reference (32 KiB) fits the private cache: its steps only.
+// An in-order walk steps down and back up every edge once, and onto the
+// root: 2N - 1 steps, so the smaller tree has a little more per node.
+TEST(MicroBench, RbtreeWalkPaysWhatTheCachesCannotHoldBeyondACachedWalk) {
+  const TestRun t = run(tree_walk(32768, 64), {});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  const double fewer_steps_ns = (1.0 / 512 - 1.0 / 32768) * 15.0;
+  EXPECT_NEAR(t.value("sw.rbtree_walk.extra_ns_per_node"), 960.0 / 2048 * 10 + 1024.0 / 2048 * 100 + fewer_steps_ns,
+              0.001);
+  EXPECT_NEAR(t.value("sw.rbtree_walk.ref_ns_per_node"), (2.0 - 1.0 / 512) * 15.0, 0.01);
+  EXPECT_NEAR(t.value("sw.rbtree_walk.steps_per_node"), 2.0 - 1.0 / 32768, 1e-9);
+  EXPECT_DOUBLE_EQ(t.value("sw.rbtree_walk.working_set_kib"), 2048.0);
+}
+
+// Without a cache model (private_cache_kib 0) every walk costs its steps.
+TEST(MicroBench, RbtreeWalkWithoutACacheModelCostsTheStepsOnly) {
+  const TestRun t = run(tree_walk(32768, 0), {});
+  ASSERT_EQ(t.result.status, RunResult::Status::kCompleted) << t.result.message;
+  EXPECT_NEAR(t.value("sw.rbtree_walk.extra_ns_per_node"), (1.0 / 512 - 1.0 / 32768) * 15.0, 1e-6);
+  EXPECT_NEAR(t.value("sw.rbtree_walk.ns_per_node"), (2.0 - 1.0 / 32768) * 15.0, 0.01);
+}
+
+// A tree larger than the DMA region is an app error, not a crash.
+TEST(MicroBench, RbtreeWalkRefusesATreeBeyondTheDmaRegion) {
+  nlohmann::json s = tree_walk(1u << 20, 64);  // 64 MiB
+  s["platform"]["dram"]["dma_region"]["size"] = 16u << 20;
+  const TestRun t = run(s, {});
+  EXPECT_EQ(t.result.status, RunResult::Status::kAppFailed);
 }
 
 }  // namespace

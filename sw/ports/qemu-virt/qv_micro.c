@@ -2,8 +2,10 @@
  * The profiles' micro-benchmarks on QEMU (a functional check, not a timing
  * one: QEMU's cores and SMMU are not timed): cacheline_pingpong hands the
  * line back and forth, cmd_sync_latency completes every CMD_SYNC it issues,
- * and dma_map_bench maps and unmaps through the DMA API on two cores with a
- * TLBI and a SYNC per unmap. The same sw/apps code the simulator runs.
+ * dma_map_bench maps and unmaps through the DMA API on two cores with a
+ * TLBI and a SYNC per unmap, and rbtree_walk walks a 1 MiB tree in key order
+ * (every key once, about two steps a node). The same sw/apps code the
+ * simulator runs.
  */
 #include "apps/smmu_policy_params.h"
 #include "drivers/smmu/smmu_hw.h"
@@ -13,6 +15,7 @@
 extern const struct hal_app app_cacheline_pingpong;
 extern const struct hal_app app_cmd_sync_latency;
 extern const struct hal_app app_dma_map_bench;
+extern const struct hal_app app_rbtree_walk;
 
 static void check_pingpong(void) {
   const struct qv_param p[] = {{"round_trips", 2000}};
@@ -48,8 +51,21 @@ static void check_dma_map_bench(void) {
            qv_cpus_online() > 1 ? 2u : 1u, unmaps, cmds, syncs, rate);
 }
 
+static void check_rbtree_walk(void) {
+  const struct qv_param p[] = {{"nodes", 16384}, {"ref_nodes", 2048}, {"walks", 2}};
+  const int ret = qv_run_app(&app_rbtree_walk, 0x1u, p, 3);
+  double steps = 0, ns = 0;
+  qv_stat_value("steps_per_node", &steps);
+  qv_stat_value("ns_per_node", &ns);
+  /* 2N - 1 steps per walk: a walk that missed or repeated a node fails the
+   * app itself (its key sum). */
+  qv_check(ret == 0 && steps > 1.999 && steps < 2.0 && ns > 0,
+           "rbtree_walk: 16384 nodes in key order, %.4f steps and %.1f ns per node", steps, ns);
+}
+
 void qv_check_micro(void) {
   if (qv_cpus_online() > 1) check_pingpong();
   check_sync_latency();
   check_dma_map_bench();
+  check_rbtree_walk();
 }
