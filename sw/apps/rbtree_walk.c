@@ -218,7 +218,10 @@ out:
 
 static const struct hal_param_decl rbtree_walk_params[] = {
     {"nodes", 57344, "Nodes of the tree walked, 64 bytes each (57344: 3.5 MiB).", 1ull << 28, 0},
-    {"ref_nodes", 2048, "Nodes of the reference tree, which the private caches hold (2048: 128 KiB).", 1ull << 28, 0},
+    {"ref_nodes", 2048,
+     "Nodes of the reference tree (2048: 128 KiB); it must fit the private caches for extra_ns_per_node to be the "
+     "cost beyond a private hit.",
+     1ull << 28, 0},
     {"walks", 4, "Timed in-order walks of each tree.", 1000, 0},
     {"warmup_walks", 1,
      "Untimed walks of each tree before the timed ones (the model's charge is the same without; a real core's "
